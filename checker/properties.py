@@ -1,0 +1,54 @@
+"""Properties the engine checks: invariants (`always`) and reachability (`sometimes`)."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+class Kind(enum.Enum):
+    """ALWAYS must hold in every reachable state; SOMETIMES must hold in at least one."""
+
+    ALWAYS = "always"
+    SOMETIMES = "sometimes"
+
+
+@dataclass(frozen=True)
+class Property:
+    """A named claim about the states of a model.
+
+    `explain`, when given, says in words why a state breaks (ALWAYS) or meets
+    (SOMETIMES) the predicate; it feeds the red step of a diagram.
+    """
+
+    name: str
+    kind: Kind
+    predicate: Callable[[Any], bool]
+    description: str = ""
+    explain: Callable[[Any], str] | None = None
+
+    def why(self, state: Any) -> str:
+        """The explanation for `state`, or the description when there is no explainer."""
+        return self.explain(state) if self.explain else self.description
+
+
+def always(
+    name: str,
+    predicate: Callable[[Any], bool],
+    description: str = "",
+    explain: Callable[[Any], str] | None = None,
+) -> Property:
+    """An invariant: violated by the shortest trace to a state where `predicate` is false."""
+    return Property(name, Kind.ALWAYS, predicate, description, explain)
+
+
+def sometimes(
+    name: str,
+    predicate: Callable[[Any], bool],
+    description: str = "",
+    explain: Callable[[Any], str] | None = None,
+) -> Property:
+    """A reachability claim: holds with the shortest witness trace to a state where it is true."""
+    return Property(name, Kind.SOMETIMES, predicate, description, explain)

@@ -1,0 +1,32 @@
+"""What a rendered trace is about: the model, its parameters, and the property's verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from checker.properties import Kind
+from checker.result import PropertyResult
+from checker.trace import Trace
+
+
+@dataclass(frozen=True)
+class TraceContext:
+    model: str
+    params: Mapping[str, object]
+    outcome: PropertyResult
+
+    @property
+    def trace(self) -> Trace:
+        assert self.outcome.trace is not None, "only results with a trace are rendered"
+        return self.outcome.trace
+
+    @property
+    def kind(self) -> str:
+        """'counterexample' for a broken invariant, 'witness' for a reached `sometimes` state."""
+        return "counterexample" if self.outcome.prop.kind is Kind.ALWAYS else "witness"
+
+    @property
+    def headline(self) -> str:
+        p = self.outcome
+        return f"{self.model}: {p.prop.name} {p.verdict.value} in {len(self.trace)} steps"

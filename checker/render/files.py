@@ -1,0 +1,77 @@
+"""Writes a trace's JSON, DOT and SVG files all-or-nothing.
+
+Every file is first written beside its target under a temporary name and only
+renamed into place once all of them exist, so an error never leaves a half-written
+counterexample behind. A missing `dot` is not an error: the JSON and DOT files are
+still written and the caller gets a one-line note on how to get SVG.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from checker.errors import LeadercheckError
+from checker.render.context import TraceContext
+from checker.render.dot import trace_to_dot
+from checker.render.svg import SvgUnavailable, dot_to_svg
+from checker.render.trace_json import trace_to_json
+
+
+@dataclass(frozen=True)
+class Written:
+    paths: tuple[Path, ...]
+    note: str | None  # why no SVG was written, if it was not
+
+
+def check_writable(directory: Path) -> None:
+    """Fail early (before a long search) if `directory` cannot be created or written.
+
+    Probes for real: permission bits say little to root or on special file systems.
+    Directories the probe creates are removed again, so a run that finds nothing
+    leaves nothing behind.
+    """
+    created: list[Path] = []
+    try:
+        missing = [p for p in (directory, *directory.parents) if not p.exists()]
+        for path in reversed(missing):
+            path.mkdir()
+            created.append(path)
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as exc:
+        raise LeadercheckError(f"cannot write to {directory}: {exc.strerror or exc}") from None
+    finally:
+        for path in reversed(created):
+            path.rmdir()
+
+
+def write_trace_files(directory: Path, stem: str, ctx: TraceContext) -> Written:
+    dot = trace_to_dot(ctx)
+    contents = {f"{stem}.json": trace_to_json(ctx), f"{stem}.dot": dot}
+    note = None
+    try:
+        contents[f"{stem}.svg"] = dot_to_svg(dot)
+    except SvgUnavailable as exc:
+        note = str(exc)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        staged = []
+        try:
+            for name, text in contents.items():
+                fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
+                with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                    fh.write(text)
+                staged.append((Path(tmp), directory / name))
+        except BaseException:
+            for tmp, _ in staged:
+                tmp.unlink(missing_ok=True)
+            raise
+        for tmp, final in staged:
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, final)
+    except OSError as exc:
+        raise LeadercheckError(f"cannot write to {directory}: {exc.strerror or exc}") from exc
+    return Written(tuple(final for _, final in staged), note)

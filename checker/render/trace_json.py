@@ -1,0 +1,50 @@
+"""The trace file: versioned JSON with the initial state and every step's action and state.
+
+Keys are sorted and no time or path is written, so the same trace gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+
+from checker.render.context import TraceContext
+
+TRACE_SCHEMA = "leadercheck.trace/1"
+
+
+def trace_to_json(ctx: TraceContext) -> str:
+    steps = []
+    for step in ctx.trace.steps:
+        action = None
+        if step.action is not None:
+            action = {
+                "name": step.action.name,
+                "actor": step.action.actor,
+                "target": step.action.target,
+                "note": step.action.note,
+            }
+        steps.append(
+            {
+                "index": step.index,
+                "action": action,
+                "text": str(step.action) if step.action else "initial state",
+                "summary": dict(step.summary),
+                "state": {k: dict(v) for k, v in step.view.items()},
+            }
+        )
+    doc = {
+        "schema": TRACE_SCHEMA,
+        "model": ctx.model,
+        "params": dict(ctx.params),
+        "property": {
+            "name": ctx.outcome.prop.name,
+            "kind": ctx.outcome.prop.kind.value,
+            "description": ctx.outcome.prop.description,
+        },
+        "verdict": ctx.outcome.verdict.value,
+        "trace_kind": ctx.kind,
+        "reason": ctx.outcome.reason,
+        "length": len(ctx.trace),
+        "steps": steps,
+    }
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"

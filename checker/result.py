@@ -1,0 +1,70 @@
+"""What a search returns: a verdict per property, statistics, and why the search ended."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from checker.properties import Property
+from checker.trace import Trace
+
+
+class Verdict(enum.Enum):
+    HOLDS = "HOLDS"
+    VIOLATED = "VIOLATED"
+    INCOMPLETE = "INCOMPLETE"
+
+
+class EndReason(enum.Enum):
+    """Why the search stopped."""
+
+    EXHAUSTED = "every reachable state explored"
+    DECIDED = "every property decided"
+    MAX_STATES = "state bound reached"
+    MAX_DEPTH = "depth bound reached"
+
+
+@dataclass(frozen=True)
+class Stats:
+    distinct_states: int
+    generated_states: int  # initial states + successors computed, repeats included
+    transitions: int  # successors computed
+    depth: int  # the largest breadth-first level reached, in steps
+    seconds: float
+    peak_memory_bytes: int
+
+    @property
+    def states_per_second(self) -> float:
+        return self.distinct_states / self.seconds if self.seconds > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class PropertyResult:
+    """The verdict on one property; `trace` is a counterexample (ALWAYS) or witness (SOMETIMES)."""
+
+    prop: Property
+    verdict: Verdict
+    trace: Trace | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    results: tuple[PropertyResult, ...]
+    stats: Stats
+    end: EndReason
+
+    @property
+    def verdict(self) -> Verdict:
+        """VIOLATED if any property is, else INCOMPLETE if any is, else HOLDS."""
+        verdicts = {r.verdict for r in self.results}
+        for v in (Verdict.VIOLATED, Verdict.INCOMPLETE):
+            if v in verdicts:
+                return v
+        return Verdict.HOLDS
+
+    def result(self, name: str) -> PropertyResult:
+        for r in self.results:
+            if r.prop.name == name:
+                return r
+        raise KeyError(name)

@@ -1,0 +1,1 @@
+"""Protocol models over the shared cluster vocabulary, and the catalogue that names them."""

@@ -1,0 +1,30 @@
+"""The shared cluster vocabulary every protocol composes.
+
+Nodes, the coordination store, the storage a leader writes to, time as countdowns,
+the network with partitions and messages, and bounded faults. `ClusterModel` ties
+them into one state shape so the specs can read any protocol the same way.
+"""
+
+from models.cluster.base import ClusterModel, ClusterState, FaultBounds, NodeState
+from models.cluster.faults import Faults
+from models.cluster.network import Message, Network
+from models.cluster.nodes import STORAGE, STORE, node_name
+from models.cluster.storage import Storage
+from models.cluster.store import Store
+from models.cluster.time import countdown
+
+__all__ = [
+    "STORAGE",
+    "STORE",
+    "ClusterModel",
+    "ClusterState",
+    "FaultBounds",
+    "Faults",
+    "Message",
+    "Network",
+    "NodeState",
+    "Storage",
+    "Store",
+    "countdown",
+    "node_name",
+]

@@ -1,0 +1,126 @@
+"""Leader election with a lease in a coordination store, with and without fencing.
+
+The algorithm, as etcd- or ZooKeeper-backed leaders run it: a node that sees the
+lease free (never taken, or expired) takes it by compare-and-swap; the store grants
+a new token (token + 1) and a TTL. The holder renews before the TTL runs out and
+believes it leads until its own copy of the lease runs out. To write, a leader
+first checks that it still holds the lease and then, as a separate step, sends the
+write with its token. The two steps are a window: a process pause (garbage
+collection, a stalled VM) between them lets the lease expire and pass to another
+node, and the old leader's write arrives late.
+
+With fencing the storage remembers the highest token it has accepted and rejects a
+lower one ("409 STALE TOKEN"), so the late write is refused. Without fencing it is
+accepted after the new leader's write: the no-stale-write claim breaks.
+
+Faults: crash (the node forgets its lease), a partition between a node and the
+store (renewals fail; the lease runs out on both sides at the same tick), a lost
+reply to an acquire or renew (the store changed but the node does not know), and a
+pause. Tokens are bounded by `tokens`, which bounds the number of acquisitions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from checker.model import Action
+from models.cluster import STORAGE, STORE, ClusterModel, ClusterState, FaultBounds, countdown
+from models.cluster.nodes import node_name, with_life
+from models.cluster.base import Successor
+
+
+class LeaseNode(NamedTuple):
+    up: bool = True
+    paused: bool = False
+    token: int = 0  # the lease token it believes it holds; 0: not leader
+    left: int = 0  # ticks its own copy of the lease has left
+    pending: int = 0  # token of a write it has decided to send; 0: none
+
+    @property
+    def is_leader(self) -> bool:
+        return self.token != 0
+
+    @property
+    def epoch(self) -> int | None:
+        return self.token or None
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "up": self.up,
+            "paused": self.paused,
+            "role": "leader" if self.token else "follower",
+            "lease_token": self.token,
+            "lease_left": self.left,
+            "pending_write_token": self.pending,
+        }
+
+    def summary(self) -> str:
+        role = f"leader t{self.token}" if self.token else "follower"
+        if self.pending:
+            role += f", write t{self.pending} pending"
+        return with_life(self.up, self.paused, role)
+
+
+class LeaseModel(ClusterModel):
+    """A lease held in the store by compare-and-swap; the storage may check tokens."""
+
+    def __init__(self, nodes: int, ttl: int, tokens: int, fencing: bool, faults: FaultBounds):
+        super().__init__(nodes, faults)
+        self.ttl = ttl
+        self.tokens = tokens
+        self.fencing = fencing
+
+    def initial_node(self, i: int) -> LeaseNode:
+        return LeaseNode()
+
+    def node_steps(self, s: ClusterState, i: int) -> Iterator[Successor]:
+        node: LeaseNode = s.node(i)
+        name = node_name(i)
+        if s.net.reaches_store(i):
+            if not node.token and s.store.token < self.tokens:
+                store = s.store.acquire(i, self.ttl)
+                if store is not None:
+                    note = f"CAS ok: token {store.token}, ttl {self.ttl}"
+                    leader = node._replace(token=store.token, left=self.ttl)
+                    yield Action("acquire", name, STORE, note), s.with_node(i, leader)._replace(
+                        store=store
+                    )
+                    if s.faults.losses:
+                        yield Action("acquire", name, STORE, note + ", reply lost"), s._replace(
+                            store=store, faults=s.faults.spend("losses")
+                        )
+            if node.token and node.left < self.ttl:
+                store = s.store.renew(i, node.token, self.ttl)
+                if store is not None:
+                    note = f"token {node.token}, ttl {self.ttl}"
+                    renewed = node._replace(left=self.ttl)
+                    yield Action("renew", name, STORE, note), s.with_node(i, renewed)._replace(
+                        store=store
+                    )
+                    if s.faults.losses:
+                        yield Action("renew", name, STORE, note + ", reply lost"), s._replace(
+                            store=store, faults=s.faults.spend("losses")
+                        )
+        if node.token and not node.pending:
+            note = f"still leader: token {node.token}, {node.left} ticks left"
+            yield Action("check", name, None, note), s.with_node(i, node._replace(pending=node.token))
+        if node.pending:
+            storage, accepted = s.storage.write(node.pending, self.fencing)
+            verdict = "accepted" if accepted else f"rejected: {node.pending} < {s.storage.hi_epoch}"
+            note = f"token {node.pending} {verdict}"
+            after = s.with_node(i, node._replace(pending=0))._replace(storage=storage)
+            yield Action("write", name, STORAGE, note), after
+
+    def urgent(self, s: ClusterState, i: int) -> bool:
+        return bool(s.node(i).pending)  # a running node sends a checked write within the tick
+
+    def tick_node(self, node: LeaseNode) -> LeaseNode:
+        left = countdown(node.left)
+        return node._replace(left=left, token=node.token if left else 0)
+
+    def crash_node(self, node: LeaseNode) -> LeaseNode:
+        return LeaseNode(up=False)
+
+    def restart_node(self, node: LeaseNode, i: int) -> LeaseNode:
+        return LeaseNode()
