@@ -30,14 +30,41 @@ USAGE_ERROR = 2
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--protocol", "protocol_name", metavar="NAME", help="Protocol to verify (see --list).")
-@click.option("--list", "list_protocols", is_flag=True, help="List protocols, parameters, expected verdicts.")
-@click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="Set a model parameter (repeatable).")
+@click.option(
+    "--protocol", "protocol_name", metavar="NAME", help="Protocol to verify (see --list)."
+)
+@click.option(
+    "--list", "list_protocols", is_flag=True, help="List protocols, parameters, expected verdicts."
+)
+@click.option(
+    "-p",
+    "--param",
+    "params",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Set a model parameter (repeatable).",
+)
 @click.option("--nodes", type=int, help="Shorthand for -p nodes=N.")
-@click.option("--max-states", type=click.IntRange(min=1), help="Stop with INCOMPLETE after this many distinct states.")
-@click.option("--max-depth", type=click.IntRange(min=0), help="Explore at most this many steps from the initial states.")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("counterexamples"), show_default=True, help="Directory for counterexample files.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout and nothing else.")
+@click.option(
+    "--max-states",
+    type=click.IntRange(min=1),
+    help="Stop with INCOMPLETE after this many distinct states.",
+)
+@click.option(
+    "--max-depth",
+    type=click.IntRange(min=0),
+    help="Explore at most this many steps from the initial states.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("counterexamples"),
+    show_default=True,
+    help="Directory for counterexample files.",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON object on stdout and nothing else."
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.pass_context
 def main(
@@ -155,9 +182,14 @@ def _report_lines(
     width = max(len(r.prop.name) for r in result.results)
     for r in result.results:
         surprise = ""
-        if r.verdict is not Verdict.INCOMPLETE and expected.get(r.prop.name, r.verdict) is not r.verdict:
+        if (
+            r.verdict is not Verdict.INCOMPLETE
+            and expected.get(r.prop.name, r.verdict) is not r.verdict
+        ):
             surprise = f"  (specs expect {expected[r.prop.name].value})"
-        lines.append(f"  {r.prop.name:<{width}}  {r.verdict.value:<10}  {_describe_outcome(r)}{surprise}")
+        lines.append(
+            f"  {r.prop.name:<{width}}  {r.verdict.value:<10}  {_describe_outcome(r)}{surprise}"
+        )
     for r in result.results:
         if r.trace is None:
             continue

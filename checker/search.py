@@ -12,6 +12,7 @@ from __future__ import annotations
 import resource
 import time
 from collections.abc import Callable, Sequence
+from itertools import pairwise
 from typing import Any, TypeVar
 
 from checker.errors import ModelError
@@ -22,7 +23,6 @@ from checker.trace import Step, Trace
 
 S = TypeVar("S")
 
-ProgressCallback = Callable[[int, int, int], None]  # distinct, frontier size, depth
 
 
 def check(
@@ -123,7 +123,10 @@ class _Search:
         for prop in self.properties:
             if prop.name in self.found:
                 continue
-            holds = self._call(lambda p=prop: bool(p.predicate(state)), state, prop.name)
+            try:
+                holds = bool(prop.predicate(state))
+            except Exception as exc:
+                raise self._model_error(exc, state, prop.name) from exc
             if holds != (prop.kind is Kind.ALWAYS):
                 self.found[prop.name] = state
         return len(self.found) == len(self.properties)
@@ -137,12 +140,13 @@ class _Search:
             return fn()
         except ModelError:
             raise
-        except Exception as exc:  # noqa: BLE001 - any failure in user code is reported
-            trace = self._trace_to(state) if state is not None else None
-            where = f" after {len(trace)} steps" if trace is not None else ""
-            raise ModelError(
-                f"model raised {type(exc).__name__} in {what}{where}: {exc}", trace
-            ) from exc
+        except Exception as exc:  # any failure in user code is reported, with its trace
+            raise self._model_error(exc, state, what) from exc
+
+    def _model_error(self, exc: Exception, state: Any, what: str) -> ModelError:
+        trace = self._trace_to(state) if state is not None else None
+        where = f" after {len(trace)} steps" if trace is not None else ""
+        return ModelError(f"model raised {type(exc).__name__} in {what}{where}: {exc}", trace)
 
     # -- results -----------------------------------------------------------
 
@@ -151,14 +155,18 @@ class _Search:
         complete = end in (EndReason.EXHAUSTED, EndReason.DECIDED)
         if prop.kind is Kind.ALWAYS:
             if state is not None:
-                return PropertyResult(prop, Verdict.VIOLATED, self._trace_to(state), prop.why(state))
+                return PropertyResult(
+                    prop, Verdict.VIOLATED, self._trace_to(state), prop.why(state)
+                )
             if complete:
                 return PropertyResult(prop, Verdict.HOLDS, None, "holds in every reachable state")
         else:
             if state is not None:
                 return PropertyResult(prop, Verdict.HOLDS, self._trace_to(state), prop.why(state))
             if complete:
-                return PropertyResult(prop, Verdict.VIOLATED, None, "no reachable state satisfies it")
+                return PropertyResult(
+                    prop, Verdict.VIOLATED, None, "no reachable state satisfies it"
+                )
         return PropertyResult(prop, Verdict.INCOMPLETE, None, end.value)
 
     def _trace_to(self, state: Any) -> Trace:
@@ -168,7 +176,7 @@ class _Search:
             path.append(prev)
         path.reverse()
         steps = [self._step(0, None, path[0])]
-        for index, (before, after) in enumerate(zip(path, path[1:]), start=1):
+        for index, (before, after) in enumerate(pairwise(path), start=1):
             action = next(a for a, s in self.model.successors(before) if s == after)
             steps.append(self._step(index, action, after))
         return Trace(tuple(steps))

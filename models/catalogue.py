@@ -53,8 +53,7 @@ class Protocol:
             if name not in known:
                 hint = _did_you_mean(name, known)
                 raise LeadercheckError(
-                    f"{self.name}: unknown parameter {name!r}{hint}; "
-                    f"parameters: {', '.join(known)}"
+                    f"{self.name}: unknown parameter {name!r}{hint}; parameters: {', '.join(known)}"
                 )
         return {
             p.name: p.parse(self.name, given[p.name]) if p.name in given else p.default

@@ -100,7 +100,10 @@ class HeartbeatModel(ClusterModel):
             ghost = s.ghost + 1
             promoted = node._replace(leader=True, follows=i, ghost=ghost, due=True)
             note = f"no heartbeat for {self.timeout} ticks"
-            yield Action("promote", name, None, note), s.with_node(i, promoted)._replace(ghost=ghost)
+            yield (
+                Action("promote", name, None, note),
+                s.with_node(i, promoted)._replace(ghost=ghost),
+            )
 
     def deliver(self, s: ClusterState, msg: Message) -> Successor:
         node: HeartbeatNode = s.node(msg.dst)

@@ -26,8 +26,8 @@ from typing import NamedTuple
 
 from checker.model import Action
 from models.cluster import STORAGE, STORE, ClusterModel, ClusterState, FaultBounds, countdown
-from models.cluster.nodes import node_name, with_life
 from models.cluster.base import Successor
+from models.cluster.nodes import node_name, with_life
 
 
 class LeaseNode(NamedTuple):
@@ -83,28 +83,35 @@ class LeaseModel(ClusterModel):
                 if store is not None:
                     note = f"CAS ok: token {store.token}, ttl {self.ttl}"
                     leader = node._replace(token=store.token, left=self.ttl)
-                    yield Action("acquire", name, STORE, note), s.with_node(i, leader)._replace(
-                        store=store
+                    yield (
+                        Action("acquire", name, STORE, note),
+                        s.with_node(i, leader)._replace(store=store),
                     )
                     if s.faults.losses:
-                        yield Action("acquire", name, STORE, note + ", reply lost"), s._replace(
-                            store=store, faults=s.faults.spend("losses")
+                        yield (
+                            Action("acquire", name, STORE, note + ", reply lost"),
+                            s._replace(store=store, faults=s.faults.spend("losses")),
                         )
             if node.token and node.left < self.ttl:
                 store = s.store.renew(i, node.token, self.ttl)
                 if store is not None:
                     note = f"token {node.token}, ttl {self.ttl}"
                     renewed = node._replace(left=self.ttl)
-                    yield Action("renew", name, STORE, note), s.with_node(i, renewed)._replace(
-                        store=store
+                    yield (
+                        Action("renew", name, STORE, note),
+                        s.with_node(i, renewed)._replace(store=store),
                     )
                     if s.faults.losses:
-                        yield Action("renew", name, STORE, note + ", reply lost"), s._replace(
-                            store=store, faults=s.faults.spend("losses")
+                        yield (
+                            Action("renew", name, STORE, note + ", reply lost"),
+                            s._replace(store=store, faults=s.faults.spend("losses")),
                         )
         if node.token and not node.pending:
             note = f"still leader: token {node.token}, {node.left} ticks left"
-            yield Action("check", name, None, note), s.with_node(i, node._replace(pending=node.token))
+            yield (
+                Action("check", name, None, note),
+                s.with_node(i, node._replace(pending=node.token)),
+            )
         if node.pending:
             storage, accepted = s.storage.write(node.pending, self.fencing)
             verdict = "accepted" if accepted else f"rejected: {node.pending} < {s.storage.hi_epoch}"

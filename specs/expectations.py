@@ -1,4 +1,4 @@
-"""Reads specs/expected.toml: which properties each protocol is judged on, and the verdict expected."""
+"""Reads specs/expected.toml: the properties each protocol is judged on, and expected verdicts."""
 
 from __future__ import annotations
 

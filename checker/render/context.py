@@ -12,7 +12,7 @@ from checker.trace import Trace
 
 @dataclass(frozen=True)
 class TraceContext:
-    model: str
+    protocol: str
     params: Mapping[str, object]
     outcome: PropertyResult
 
@@ -29,4 +29,4 @@ class TraceContext:
     @property
     def headline(self) -> str:
         p = self.outcome
-        return f"{self.model}: {p.prop.name} {p.verdict.value} in {len(self.trace)} steps"
+        return f"{self.protocol}: {p.prop.name} {p.verdict.value} in {len(self.trace)} steps"

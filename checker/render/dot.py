@@ -12,6 +12,8 @@ Node ids are `h_<col>` and `c<step>_<col>`: stable, so output is byte-identical.
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import graphviz
 
 from checker.render.context import TraceContext
@@ -56,7 +58,7 @@ def trace_to_dot(ctx: TraceContext) -> str:
         row.node("h_step", label="step", fontcolor=LIFELINE)
         for k, name in enumerate(cols):
             row.node(f"h_{k}", label=name, shape="box", style="rounded,filled", fillcolor="#e8eef7")
-    _order(g, ["h_step"] + [f"h_{k}" for k in range(len(cols))])
+    _chain(g, ["h_step"] + [f"h_{k}" for k in range(len(cols))], style="invis")
 
     previous: Step | None = None
     for step in trace.steps:
@@ -72,7 +74,7 @@ def trace_to_dot(ctx: TraceContext) -> str:
             row.node(f"s{i}", label=label, fontcolor=color, fontsize="9")
             for k, name in enumerate(cols):
                 row.node(f"c{i}_{k}", **_cell(step, previous, name, color))
-        _order(g, [f"s{i}"] + [f"c{i}_{k}" for k in range(len(cols))])
+        _chain(g, [f"s{i}"] + [f"c{i}_{k}" for k in range(len(cols))], style="invis")
         if act is not None and act.actor in col_of and act.target in col_of:
             text = act.name + (f"\n{act.note}" if act.note else "")
             g.edge(
@@ -86,13 +88,10 @@ def trace_to_dot(ctx: TraceContext) -> str:
             )
         previous = step
 
-    steps = ["h_step"] + [f"s{s.index}" for s in trace.steps]
-    for a, b in zip(steps, steps[1:]):
-        g.edge(a, b, style="invis", weight="100")
+    _chain(g, ["h_step"] + [f"s{s.index}" for s in trace.steps], style="invis", weight="100")
     for k in range(len(cols)):
-        chain = [f"h_{k}"] + [f"c{s.index}_{k}" for s in trace.steps]
-        for a, b in zip(chain, chain[1:]):
-            g.edge(a, b, arrowhead="none", style="dashed", color=LIFELINE, weight="100")
+        lifeline = [f"h_{k}"] + [f"c{s.index}_{k}" for s in trace.steps]
+        _chain(g, lifeline, arrowhead="none", style="dashed", color=LIFELINE, weight="100")
 
     verdict = "broken" if ctx.kind == "counterexample" else "reached"
     g.node(
@@ -125,7 +124,7 @@ def _cell(step: Step, previous: Step | None, name: str, color: str) -> dict[str,
     return attrs
 
 
-def _order(g: graphviz.Digraph, ids: list[str]) -> None:
-    """Invisible edges that keep a row's cells in column order."""
-    for a, b in zip(ids, ids[1:]):
-        g.edge(a, b, style="invis")
+def _chain(g: graphviz.Digraph, ids: list[str], **attrs: str) -> None:
+    """Edges between consecutive ids: a row's column order, a lifeline, the step column."""
+    for a, b in pairwise(ids):
+        g.edge(a, b, **attrs)

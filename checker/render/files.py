@@ -58,20 +58,20 @@ def write_trace_files(directory: Path, stem: str, ctx: TraceContext) -> Written:
         note = str(exc)
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        staged = []
+        staged: list[tuple[Path, Path]] = []
         try:
             for name, text in contents.items():
                 fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
+                staged.append((Path(tmp), directory / name))
                 with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
                     fh.write(text)
-                staged.append((Path(tmp), directory / name))
         except BaseException:
-            for tmp, _ in staged:
-                tmp.unlink(missing_ok=True)
+            for staged_path, _ in staged:
+                staged_path.unlink(missing_ok=True)
             raise
-        for tmp, final in staged:
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, final)
+        for staged_path, final in staged:
+            os.chmod(staged_path, 0o644)
+            os.replace(staged_path, final)
     except OSError as exc:
         raise LeadercheckError(f"cannot write to {directory}: {exc.strerror or exc}") from exc
     return Written(tuple(final for _, final in staged), note)

@@ -34,7 +34,7 @@ def trace_to_json(ctx: TraceContext) -> str:
         )
     doc = {
         "schema": TRACE_SCHEMA,
-        "model": ctx.model,
+        "protocol": ctx.protocol,
         "params": dict(ctx.params),
         "property": {
             "name": ctx.outcome.prop.name,

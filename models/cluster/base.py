@@ -170,11 +170,14 @@ class ClusterModel(Model[ClusterState]):
         for i in self.ids:
             node, name = s.node(i), node_name(i)
             if node.up and not node.paused and f.pauses:
-                after = s.with_node(i, node._replace(paused=True))._replace(faults=f.spend("pauses"))
+                after = s.with_node(i, node._replace(paused=True))._replace(
+                    faults=f.spend("pauses")
+                )
                 yield Action("pause", name, None, "process pause begins"), after
             elif node.up and node.paused:
-                yield Action("resume", name, None, "process pause ends"), s.with_node(
-                    i, node._replace(paused=False)
+                yield (
+                    Action("resume", name, None, "process pause ends"),
+                    s.with_node(i, node._replace(paused=False)),
                 )
         if f.partitions:
             spent = f.spend("partitions")
@@ -182,21 +185,24 @@ class ClusterModel(Model[ClusterState]):
                 for island in islands(self.n):
                     rest = frozenset(self.ids) - island
                     note = f"{node_set(island)} | {node_set(rest)}"
-                    yield Action("partition", NETWORK, None, note), s._replace(
-                        net=s.net.split(island), faults=spent
+                    yield (
+                        Action("partition", NETWORK, None, note),
+                        s._replace(net=s.net.split(island), faults=spent),
                     )
             if self.uses_store:
                 for i in self.ids:
                     if s.net.reaches_store(i):
-                        yield Action("partition", node_name(i), STORE, "link cut"), s._replace(
-                            net=s.net.cut_store(i), faults=spent
+                        yield (
+                            Action("partition", node_name(i), STORE, "link cut"),
+                            s._replace(net=s.net.cut_store(i), faults=spent),
                         )
         if not s.net.healthy:
             yield Action("heal", NETWORK, None, "every link restored"), s._replace(net=s.net.heal())
         if f.losses:
             for msg in s.net.msgs:
-                yield Action("lose", NETWORK, None, f"{msg} lost"), s._replace(
-                    net=s.net.remove(msg), faults=f.spend("losses")
+                yield (
+                    Action("lose", NETWORK, None, f"{msg} lost"),
+                    s._replace(net=s.net.remove(msg), faults=f.spend("losses")),
                 )
 
     # -- views for traces and diagrams ------------------------------------

@@ -1,0 +1,21 @@
+"""Running a catalogue protocol the way `verify` does, for tests."""
+
+from __future__ import annotations
+
+from checker import CheckResult, always, check
+from models.catalogue import lookup
+from specs import load_expectations
+
+
+def run_protocol(name: str, **params: int) -> CheckResult:
+    """Check `name` on its specs properties, with parameters overriding the defaults."""
+    protocol = lookup(name)
+    model = protocol.build(protocol.resolve({k: str(v) for k, v in params.items()}))
+    return check(model, load_expectations().properties(name))
+
+
+def reachable_count(name: str, **params: int) -> int:
+    """Every reachable state of `name`, searched to the end whatever the verdicts."""
+    protocol = lookup(name)
+    model = protocol.build(protocol.resolve({k: str(v) for k, v in params.items()}))
+    return check(model, [always("anything", lambda s: True)]).stats.distinct_states

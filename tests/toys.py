@@ -1,0 +1,60 @@
+"""Tiny hand-made models whose state counts and shortest traces are known by hand."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from checker import Action, Model
+
+
+class Counter(Model[int]):
+    """0..limit; from x you may add 1 or add 2 (if still <= limit).
+
+    Distinct states: limit + 1. Generated: 1 + (limit) [+1 steps] + (limit - 1) [+2 steps].
+    The shortest trace to x has ceil(x / 2) steps.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+
+    def initial_states(self) -> Sequence[int]:
+        return [0]
+
+    def successors(self, state: int) -> Iterable[tuple[Action, int]]:
+        for step in (1, 2):
+            if state + step <= self.limit:
+                yield (
+                    Action(f"add{step}", "counter", None, f"{state}->{state + step}"),
+                    state + step,
+                )
+
+    def summary(self, state: int) -> Mapping[str, str]:
+        return {"counter": str(state)}
+
+
+class Graph(Model[int]):
+    """An explicit directed graph: nodes are ints, edges listed per node in order."""
+
+    def __init__(self, initial: Sequence[int], edges: Mapping[int, Sequence[int]]) -> None:
+        self.initial = list(initial)
+        self.edges = edges
+
+    def initial_states(self) -> Sequence[int]:
+        return self.initial
+
+    def successors(self, state: int) -> Iterable[tuple[Action, int]]:
+        for k, target in enumerate(self.edges.get(state, ())):
+            yield Action(f"e{k}", str(state), str(target)), target
+
+
+class Exploding(Counter):
+    """Raises once the counter reaches `at`."""
+
+    def __init__(self, limit: int, at: int) -> None:
+        super().__init__(limit)
+        self.at = at
+
+    def successors(self, state: int) -> Iterable[tuple[Action, int]]:
+        if state == self.at:
+            raise ValueError("boom")
+        return super().successors(state)
