@@ -11,16 +11,14 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import click
 
 from checker.errors import LeadercheckError, ModelError
-from checker.properties import Kind
 from checker.render.context import TraceContext
 from checker.render.files import Written, check_writable, write_trace_files
-from checker.render.text import trace_lines
-from checker.result import CheckResult, PropertyResult, Verdict
+from checker.render.report import Run, json_report, report_lines
+from checker.result import CheckResult, Verdict
 from checker.search import check
 from models.catalogue import PROTOCOLS, Protocol, lookup
 from specs.expectations import Expectations, load_expectations
@@ -139,12 +137,11 @@ def _verify(
     model = protocol.build(values)
     result = check(model, properties, max_states=max_states, max_depth=max_depth)
     written = _write_counterexamples(protocol.name, values, result, out)
-    expected = expectations.expected(protocol.name)
+    run = Run(protocol.name, values, result, written, expectations.expected(protocol.name))
     if as_json:
-        click.echo(json.dumps(_json_report(protocol.name, values, result, written, expected, out)))
+        click.echo(json.dumps(json_report(run)))
     else:
-        for line in _report_lines(protocol.name, values, result, written, expected):
-            click.echo(line)
+        click.echo("\n".join(report_lines(run)))
     return EXIT[result.verdict]
 
 
@@ -161,100 +158,6 @@ def _write_counterexamples(
     return {
         prop: write_trace_files(out, stem, TraceContext(name, values, result.result(prop)))
         for prop, stem in stems.items()
-    }
-
-
-def _describe_outcome(r: PropertyResult) -> str:
-    if r.trace is None:
-        return r.reason
-    kind = "counterexample" if r.prop.kind is Kind.ALWAYS else "witness"
-    return f"{kind} of {len(r.trace)} steps"
-
-
-def _report_lines(
-    name: str,
-    values: dict[str, int],
-    result: CheckResult,
-    written: dict[str, Written],
-    expected: dict[str, Verdict],
-) -> list[str]:
-    lines = [f"{name}  " + " ".join(f"{k}={v}" for k, v in values.items())]
-    width = max(len(r.prop.name) for r in result.results)
-    for r in result.results:
-        surprise = ""
-        if (
-            r.verdict is not Verdict.INCOMPLETE
-            and expected.get(r.prop.name, r.verdict) is not r.verdict
-        ):
-            surprise = f"  (specs expect {expected[r.prop.name].value})"
-        lines.append(
-            f"  {r.prop.name:<{width}}  {r.verdict.value:<10}  {_describe_outcome(r)}{surprise}"
-        )
-    for r in result.results:
-        if r.trace is None:
-            continue
-        kind = "counterexample" if r.prop.kind is Kind.ALWAYS else "witness"
-        lines.append("")
-        lines.append(f"{kind} for {r.prop.name}:")
-        lines.extend(trace_lines(TraceContext(name, values, r)))
-        if r.prop.name in written:
-            w = written[r.prop.name]
-            lines.append("  wrote " + ", ".join(str(p) for p in w.paths))
-            if w.note:
-                lines.append(f"  no SVG: {w.note}")
-    s = result.stats
-    lines.append("")
-    lines.append(
-        f"{s.distinct_states:,} distinct states, {s.generated_states:,} generated, "
-        f"depth {s.depth}, {s.seconds:.2f} s, {s.states_per_second:,.0f} states/s, "
-        f"peak memory {s.peak_memory_bytes / 2**20:.1f} MiB ({result.end.value})"
-    )
-    lines.append(f"verdict: {result.verdict.value}")
-    return lines
-
-
-def _json_report(
-    name: str,
-    values: dict[str, int],
-    result: CheckResult,
-    written: dict[str, Written],
-    expected: dict[str, Verdict],
-    out: Path,
-) -> dict[str, Any]:
-    props = []
-    for r in result.results:
-        entry: dict[str, Any] = {
-            "name": r.prop.name,
-            "kind": r.prop.kind.value,
-            "verdict": r.verdict.value,
-            "expected": expected[r.prop.name].value if r.prop.name in expected else None,
-            "reason": r.reason,
-        }
-        if r.trace is not None:
-            entry["trace_length"] = len(r.trace)
-        if r.prop.name in written:
-            w = written[r.prop.name]
-            entry["trace_file"] = str(w.paths[0])
-            entry["files"] = [str(p) for p in w.paths]
-            if w.note:
-                entry["svg_note"] = w.note
-        props.append(entry)
-    s = result.stats
-    return {
-        "protocol": name,
-        "params": values,
-        "verdict": result.verdict.value,
-        "end": result.end.name.lower(),
-        "properties": props,
-        "stats": {
-            "distinct_states": s.distinct_states,
-            "generated_states": s.generated_states,
-            "transitions": s.transitions,
-            "depth": s.depth,
-            "seconds": round(s.seconds, 6),
-            "states_per_second": round(s.states_per_second, 1),
-            "peak_memory_bytes": s.peak_memory_bytes,
-        },
     }
 
 

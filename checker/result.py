@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from checker.properties import Property
+from checker.properties import Kind, Property
 from checker.trace import Trace
 
 
@@ -46,6 +46,11 @@ class PropertyResult:
     verdict: Verdict
     trace: Trace | None = None
     reason: str = ""
+
+    @property
+    def trace_kind(self) -> str:
+        """'counterexample' for an invariant's trace, 'witness' for a `sometimes` claim's."""
+        return "counterexample" if self.prop.kind is Kind.ALWAYS else "witness"
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,6 @@ from checker.trace import Step, Trace
 S = TypeVar("S")
 
 
-
 def check(
     model: Model[S],
     properties: Sequence[Property],

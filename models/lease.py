@@ -83,29 +83,17 @@ class LeaseModel(ClusterModel):
                 if store is not None:
                     note = f"CAS ok: token {store.token}, ttl {self.ttl}"
                     leader = node._replace(token=store.token, left=self.ttl)
-                    yield (
-                        Action("acquire", name, STORE, note),
-                        s.with_node(i, leader)._replace(store=store),
+                    yield from self.store_call(
+                        s, i, Action("acquire", name, STORE, note), store, leader
                     )
-                    if s.faults.losses:
-                        yield (
-                            Action("acquire", name, STORE, note + ", reply lost"),
-                            s._replace(store=store, faults=s.faults.spend("losses")),
-                        )
             if node.token and node.left < self.ttl:
                 store = s.store.renew(i, node.token, self.ttl)
                 if store is not None:
                     note = f"token {node.token}, ttl {self.ttl}"
                     renewed = node._replace(left=self.ttl)
-                    yield (
-                        Action("renew", name, STORE, note),
-                        s.with_node(i, renewed)._replace(store=store),
+                    yield from self.store_call(
+                        s, i, Action("renew", name, STORE, note), store, renewed
                     )
-                    if s.faults.losses:
-                        yield (
-                            Action("renew", name, STORE, note + ", reply lost"),
-                            s._replace(store=store, faults=s.faults.spend("losses")),
-                        )
         if node.token and not node.pending:
             note = f"still leader: token {node.token}, {node.left} ticks left"
             yield (

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from checker.properties import Kind
 from checker.result import PropertyResult
 from checker.trace import Trace
 
@@ -23,8 +22,7 @@ class TraceContext:
 
     @property
     def kind(self) -> str:
-        """'counterexample' for a broken invariant, 'witness' for a reached `sometimes` state."""
-        return "counterexample" if self.outcome.prop.kind is Kind.ALWAYS else "witness"
+        return self.outcome.trace_kind
 
     @property
     def headline(self) -> str:

@@ -122,6 +122,22 @@ class ClusterModel(Model[ClusterState]):
         """Fields of the initial ClusterState a protocol sets (for example `ghost`)."""
         return {}
 
+    # -- shared building blocks for protocols -------------------------------
+
+    def store_call(
+        self, s: ClusterState, i: int, action: Action, store: Store, node_after: Any
+    ) -> Iterator[Successor]:
+        """A request node i makes to the store that changes it to `store`.
+
+        Yields the call with its reply delivered (the node becomes `node_after`) and,
+        while the loss budget lasts, the same call with the reply lost: the store has
+        changed but the node does not know it.
+        """
+        yield action, s.with_node(i, node_after)._replace(store=store)
+        if s.faults.losses:
+            lost = action._replace(note=f"{action.note}, reply lost")
+            yield lost, s._replace(store=store, faults=s.faults.spend("losses"))
+
     # -- Model -------------------------------------------------------------
 
     def initial_states(self) -> list[ClusterState]:

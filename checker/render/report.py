@@ -1,0 +1,99 @@
+"""The summary of one verification run: terminal lines and the `--json` object."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from checker.render.context import TraceContext
+from checker.render.files import Written
+from checker.render.text import trace_lines
+from checker.result import CheckResult, PropertyResult, Verdict
+
+
+@dataclass(frozen=True)
+class Run:
+    """A finished check with what it was about and what was written for it."""
+
+    protocol: str
+    params: Mapping[str, int]
+    result: CheckResult
+    written: Mapping[str, Written]  # property name -> its trace files
+    expected: Mapping[str, Verdict]  # property name -> the verdict specs expect
+
+
+def _outcome(r: PropertyResult) -> str:
+    return r.reason if r.trace is None else f"{r.trace_kind} of {len(r.trace)} steps"
+
+
+def report_lines(run: Run) -> list[str]:
+    """Verdict table, each trace as numbered lines with where its files went, then statistics."""
+    result = run.result
+    lines = [f"{run.protocol}  " + " ".join(f"{k}={v}" for k, v in run.params.items())]
+    width = max(len(r.prop.name) for r in result.results)
+    for r in result.results:
+        expected = run.expected.get(r.prop.name, r.verdict)
+        surprise = ""
+        if r.verdict is not Verdict.INCOMPLETE and expected is not r.verdict:
+            surprise = f"  (specs expect {expected.value})"
+        lines.append(f"  {r.prop.name:<{width}}  {r.verdict.value:<10}  {_outcome(r)}{surprise}")
+    for r in result.results:
+        if r.trace is None:
+            continue
+        lines += ["", f"{r.trace_kind} for {r.prop.name}:"]
+        lines += trace_lines(TraceContext(run.protocol, run.params, r))
+        if r.prop.name in run.written:
+            w = run.written[r.prop.name]
+            lines.append("  wrote " + ", ".join(str(p) for p in w.paths))
+            if w.note:
+                lines.append(f"  no SVG: {w.note}")
+    s = result.stats
+    lines += [
+        "",
+        f"{s.distinct_states:,} distinct states, {s.generated_states:,} generated, "
+        f"depth {s.depth}, {s.seconds:.2f} s, {s.states_per_second:,.0f} states/s, "
+        f"peak memory {s.peak_memory_bytes / 2**20:.1f} MiB ({result.end.value})",
+        f"verdict: {result.verdict.value}",
+    ]
+    return lines
+
+
+def json_report(run: Run) -> dict[str, Any]:
+    """The one JSON object `verify --json` prints."""
+    props = []
+    for r in run.result.results:
+        expected = run.expected.get(r.prop.name)
+        entry: dict[str, Any] = {
+            "name": r.prop.name,
+            "kind": r.prop.kind.value,
+            "verdict": r.verdict.value,
+            "expected": expected.value if expected else None,
+            "reason": r.reason,
+        }
+        if r.trace is not None:
+            entry["trace_length"] = len(r.trace)
+        if r.prop.name in run.written:
+            w = run.written[r.prop.name]
+            entry["trace_file"] = str(w.paths[0])
+            entry["files"] = [str(p) for p in w.paths]
+            if w.note:
+                entry["svg_note"] = w.note
+        props.append(entry)
+    s = run.result.stats
+    return {
+        "protocol": run.protocol,
+        "params": dict(run.params),
+        "verdict": run.result.verdict.value,
+        "end": run.result.end.name.lower(),
+        "properties": props,
+        "stats": {
+            "distinct_states": s.distinct_states,
+            "generated_states": s.generated_states,
+            "transitions": s.transitions,
+            "depth": s.depth,
+            "seconds": round(s.seconds, 6),
+            "states_per_second": round(s.states_per_second, 1),
+            "peak_memory_bytes": s.peak_memory_bytes,
+        },
+    }
