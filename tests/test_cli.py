@@ -57,7 +57,7 @@ def test_lease_fencing_holds_and_prints_statistics(tmp_path: Path) -> None:
 def test_heartbeat_two_leaders_under_a_partition(tmp_path: Path) -> None:
     result = verify("--protocol", "heartbeat-no-quorum", "--out", str(tmp_path))
     assert result.exit_code == 1
-    assert "network: partition ({n1} | {n2, n3})" in result.stdout
+    assert "network: partition ({n1} | {n2, n3}, 2 in flight lost)" in result.stdout
     assert "n1 and n2 are both leader at the same time" in result.stdout
     names = sorted(p.name for p in tmp_path.iterdir())
     assert "heartbeat-no-quorum.json" in names

@@ -200,11 +200,12 @@ class ClusterModel(Model[ClusterState]):
             if self.node_partitions and not s.net.island:
                 for island in islands(self.n):
                     rest = frozenset(self.ids) - island
+                    net = s.net.split(island)
                     note = f"{node_set(island)} | {node_set(rest)}"
-                    yield (
-                        Action("partition", NETWORK, None, note),
-                        s._replace(net=s.net.split(island), faults=spent),
-                    )
+                    if dropped := len(s.net.msgs) - len(net.msgs):
+                        note += f", {dropped} in flight lost"
+                    after = s._replace(net=net, faults=spent)
+                    yield Action("partition", NETWORK, None, note), after
             if self.uses_store:
                 for i in self.ids:
                     if s.net.reaches_store(i):
