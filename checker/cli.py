@@ -20,7 +20,8 @@ from checker.render.files import Written, check_writable, write_trace_files
 from checker.render.report import Run, json_report, report_lines
 from checker.result import CheckResult, Verdict
 from checker.search import check
-from models.catalogue import PROTOCOLS, Protocol, lookup
+from models.catalogue import PROTOCOLS, lookup
+from models.params import ProtocolEntry
 from specs.expectations import Expectations, load_expectations
 
 EXIT = {Verdict.HOLDS: 0, Verdict.VIOLATED: 1, Verdict.INCOMPLETE: 3}
@@ -123,7 +124,7 @@ def _parse_params(raw: Sequence[str]) -> dict[str, str]:
 
 
 def _verify(
-    protocol: Protocol,
+    protocol: ProtocolEntry,
     values: dict[str, int],
     expectations: Expectations,
     max_states: int | None,

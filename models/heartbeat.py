@@ -24,6 +24,7 @@ from checker.model import Action
 from models.cluster import STORAGE, ClusterModel, ClusterState, FaultBounds, Message, countdown
 from models.cluster.base import Successor
 from models.cluster.nodes import node_name, with_life
+from models.params import NODES, Param, ProtocolEntry, fault_params
 
 HEARTBEAT = "heartbeat"
 
@@ -42,14 +43,22 @@ class HeartbeatNode(NamedTuple):
         return self.leader
 
     @property
+    def role(self) -> str:
+        return "leader" if self.leader else "follower"
+
+    @property
     def epoch(self) -> int | None:
         return None  # no epochs in this protocol
+
+    @property
+    def tenure(self) -> int:
+        return self.ghost if self.leader else 0
 
     def describe(self) -> dict[str, object]:
         return {
             "up": self.up,
             "paused": self.paused,
-            "role": "leader" if self.leader else "follower",
+            "role": self.role,
             "follows": node_name(self.follows) if self.follows else None,
             "timer": self.timer,
             "ghost_epoch": self.ghost,
@@ -128,3 +137,21 @@ class HeartbeatModel(ClusterModel):
 
     def restart_node(self, node: HeartbeatNode, i: int) -> HeartbeatNode:
         return HeartbeatNode(timer=self.timeout)
+
+
+def _build(nodes: int, timeout: int, **faults: int) -> HeartbeatModel:
+    return HeartbeatModel(nodes, timeout, FaultBounds(**faults))
+
+
+PROTOCOLS = (
+    ProtocolEntry(
+        "heartbeat-no-quorum",
+        "promote on a missed heartbeat, no quorum, no store (split brain)",
+        (
+            NODES,
+            Param("timeout", 2, 1, 5, "ticks without a heartbeat before a follower promotes"),
+            *fault_params(crashes=0, partitions=1, losses=1, pauses=0),
+        ),
+        _build,
+    ),
+)

@@ -21,13 +21,14 @@ pause. Tokens are bounded by `tokens`, which bounds the number of acquisitions.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 from checker.model import Action
 from models.cluster import STORAGE, STORE, ClusterModel, ClusterState, FaultBounds, countdown
 from models.cluster.base import Successor
 from models.cluster.nodes import node_name, with_life
+from models.params import NODES, Param, ProtocolEntry, fault_params
 
 
 class LeaseNode(NamedTuple):
@@ -42,14 +43,22 @@ class LeaseNode(NamedTuple):
         return self.token != 0
 
     @property
+    def role(self) -> str:
+        return "leader" if self.token else "follower"
+
+    @property
     def epoch(self) -> int | None:
         return self.token or None
+
+    @property
+    def tenure(self) -> int:
+        return self.token
 
     def describe(self) -> dict[str, object]:
         return {
             "up": self.up,
             "paused": self.paused,
-            "role": "leader" if self.token else "follower",
+            "role": self.role,
             "lease_token": self.token,
             "lease_left": self.left,
             "pending_write_token": self.pending,
@@ -119,3 +128,34 @@ class LeaseModel(ClusterModel):
 
     def restart_node(self, node: LeaseNode, i: int) -> LeaseNode:
         return LeaseNode()
+
+
+LEASE_PARAMS = (
+    NODES,
+    Param("ttl", 2, 1, 5, "lease time-to-live in ticks"),
+    Param("tokens", 3, 1, 6, "most lease tokens the store grants (bounds acquisitions)"),
+    *fault_params(crashes=1, partitions=1, losses=1, pauses=1),
+)
+
+
+def _builder(fencing: bool) -> Callable[..., LeaseModel]:
+    def build(nodes: int, ttl: int, tokens: int, **faults: int) -> LeaseModel:
+        return LeaseModel(nodes, ttl, tokens, fencing, FaultBounds(**faults))
+
+    return build
+
+
+PROTOCOLS = (
+    ProtocolEntry(
+        "lease-fencing",
+        "lease by compare-and-swap with TTL; the storage rejects stale tokens",
+        LEASE_PARAMS,
+        _builder(fencing=True),
+    ),
+    ProtocolEntry(
+        "lease-no-fencing",
+        "the same lease; the storage accepts every write",
+        LEASE_PARAMS,
+        _builder(fencing=False),
+    ),
+)

@@ -1,12 +1,22 @@
-"""The safety claims, as predicates over any cluster state.
+"""The claims, as predicates over any cluster state.
 
 They read only the shared vocabulary: `state.leaders()` (each live node that believes
-it leads, with its epoch or None) and `state.storage` (with its ghost `stale` flag).
+it leads, with its epoch or None), each node's `up`, `role` and `tenure`,
+`state.storage` (with its ghost `stale` flag), `state.net` and, for replication,
+`state.extra.ack_lost`.
 
+Safety (`always`):
 - single-leader: at most one leader per epoch; in a protocol without epochs
   (every leader's epoch is None), at most one leader at any instant.
 - no-stale-write: once the storage has accepted a write made under epoch E, it never
   accepts one made under an epoch older than E.
+- no-lost-ack-write: a write acknowledged to a client is never lost by a failover.
+
+Witnesses (`sometimes`): states that must be reachable, so that a safety claim
+cannot hold only because nothing ever happens.
+- leader-elected, write-accepted, failover (a leader of epoch 2 or later exists),
+  election-started (some node stands as candidate), leader-during-partition (a leader
+  exists while the nodes are split).
 """
 
 from __future__ import annotations
@@ -14,7 +24,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from checker.properties import Property, always
+from checker.properties import Property, always, sometimes
 from models.cluster.nodes import node_name
 
 
@@ -63,4 +73,73 @@ no_stale_write = always(
     _stale,
 )
 
-PROPERTIES: dict[str, Property] = {p.name: p for p in (single_leader, no_stale_write)}
+
+
+def _ack_lost(state: Any) -> bool:
+    return bool(getattr(state.extra, "ack_lost", False))
+
+
+no_lost_ack_write = always(
+    "no-lost-ack-write",
+    lambda s: not _ack_lost(s),
+    "a write acknowledged to a client survives every failover",
+    lambda s: "a write acknowledged to the client is missing from the new primary",
+)
+
+
+def _live_leaders(state: Any) -> list[int]:
+    return [i for i, n in enumerate(state.nodes, start=1) if n.up and n.is_leader]
+
+
+def _names(nodes: list[int]) -> str:
+    return ", ".join(node_name(n) for n in nodes)
+
+
+leader_elected = sometimes(
+    "leader-elected",
+    lambda s: bool(_live_leaders(s)),
+    "some node becomes leader",
+    lambda s: f"{_names(_live_leaders(s))} is leader",
+)
+
+write_accepted = sometimes(
+    "write-accepted",
+    lambda s: s.storage.hi_epoch > 0,
+    "the storage accepts a leader's write",
+    lambda s: f"the storage accepted a write of epoch {s.storage.hi_epoch}",
+)
+
+failover = sometimes(
+    "failover",
+    lambda s: any(n.up and n.tenure >= 2 for n in s.nodes),
+    "a second leadership begins: some leader holds epoch 2 or later",
+    lambda s: "a leader of epoch 2 or later exists",
+)
+
+election_started = sometimes(
+    "election-started",
+    lambda s: any(n.up and n.role == "candidate" for n in s.nodes),
+    "some node stands as a candidate",
+    lambda s: "a node stands as candidate",
+)
+
+leader_during_partition = sometimes(
+    "leader-during-partition",
+    lambda s: bool(s.net.island) and bool(_live_leaders(s)),
+    "a leader can be elected while the partition lasts",
+    lambda s: f"{_names(_live_leaders(s))} leads while the network is split",
+)
+
+PROPERTIES: dict[str, Property] = {
+    p.name: p
+    for p in (
+        single_leader,
+        no_stale_write,
+        no_lost_ack_write,
+        leader_elected,
+        write_accepted,
+        failover,
+        election_started,
+        leader_during_partition,
+    )
+}

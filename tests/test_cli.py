@@ -14,8 +14,8 @@ from click.testing import CliRunner, Result
 
 from checker import Action, Model
 from checker.cli import main
-from models.catalogue import Protocol
 from models.cluster import Storage
+from models.params import ProtocolEntry
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "counterexamples"
@@ -181,6 +181,7 @@ def test_without_dot_the_json_and_dot_are_still_written(
 class _Count(NamedTuple):
     value: int
     storage: Storage = Storage()
+    nodes: tuple[()] = ()
 
     def leaders(self) -> tuple[tuple[int, int | None], ...]:
         return ()
@@ -199,7 +200,7 @@ class _Exploding(Model[_Count]):
 def test_an_exception_in_a_model_is_reported_with_its_trace(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    broken = Protocol("lease-fencing", "explodes", (), lambda: _Exploding())
+    broken = ProtocolEntry("lease-fencing", "explodes", (), lambda: _Exploding())
     monkeypatch.setattr("checker.cli.lookup", lambda name: broken)
     result = verify("--protocol", "lease-fencing")
     assert result.exit_code == 2

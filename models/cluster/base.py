@@ -35,8 +35,20 @@ class NodeState(Protocol):
     def is_leader(self) -> bool: ...
 
     @property
+    def role(self) -> str:
+        """'leader', 'candidate' or 'follower' (what it believes, whether up or not)."""
+
+    @property
     def epoch(self) -> int | None:
         """The epoch it leads in (term or lease token); None in a protocol without epochs."""
+
+    @property
+    def tenure(self) -> int:
+        """The epoch its leadership carries on writes, ghost where the protocol has none.
+
+        0 when not leader. Epochs count from 1 for the first leadership, so a tenure of 2
+        or more means a failover has happened.
+        """
 
     def describe(self) -> dict[str, object]: ...
 
@@ -50,6 +62,7 @@ class ClusterState(NamedTuple):
     net: Network
     faults: Faults
     ghost: int = 0  # last ghost epoch issued, for protocols without epochs of their own
+    extra: Any = None  # protocol-specific shared state (hashable), e.g. znodes or replicas
 
     def node(self, i: int) -> Any:
         return self.nodes[i - 1]

@@ -88,9 +88,10 @@ def test_heartbeat_split_brain_under_a_partition() -> None:
     assert sorted(n for n, _ in r.trace.last.state.leaders()) == [1, 2]
 
 
-def test_heartbeat_without_faults_keeps_one_leader() -> None:
+def test_heartbeat_without_faults_keeps_one_leader_but_never_fails_over() -> None:
     result = run_protocol("heartbeat-no-quorum", partitions=0, losses=0)
-    assert result.verdict is Verdict.HOLDS
+    assert result.result("single-leader").verdict is Verdict.HOLDS
+    assert result.result("failover").verdict is Verdict.VIOLATED  # the witness catches it
 
 
 def test_heartbeat_leader_crash_alone_elects_two_leaders() -> None:

@@ -57,6 +57,10 @@ def test_expectations_file_lists_each_protocol_in_order() -> None:
     ("text", "message"),
     [
         ("[x]\nsingle-leader = 'MAYBE'", "expected HOLDS or VIOLATED"),
+        ("[x]\nsingle-leader = 'HOLDS'", "names no witness"),
+        ("[x]\nfailover = 'VIOLATED'", "names no witness"),
+        ("[x]\nfailover = { verdict = 'HOLDS', max_steps = -1 }", "max_steps must be"),
+        ("[x]\nfailover = { verdict = 'HOLDS', steps = 1 }", "unknown key 'steps'"),
         ("[x]\nmystery = 'HOLDS'", "unknown property 'mystery'"),
         ("[x", "cannot read"),
         ("x = 1", "must be a table"),

@@ -1,0 +1,79 @@
+"""How a protocol module presents itself to the catalogue: its name, parameters and builder.
+
+A parameter has a default and an inclusive range; `resolve` validates user values
+before any model is constructed, so a bad value never reaches the search.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from checker.errors import LeadercheckError
+from checker.model import Model
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    default: int
+    low: int
+    high: int
+    help: str
+
+    def parse(self, protocol: str, text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise LeadercheckError(
+                f"{protocol}: parameter {self.name} must be an integer, got {text!r}"
+            ) from None
+        if not self.low <= value <= self.high:
+            raise LeadercheckError(
+                f"{protocol}: parameter {self.name}={value} is out of range {self.low}..{self.high}"
+            )
+        return value
+
+
+@dataclass(frozen=True)
+class ProtocolEntry:
+    name: str
+    summary: str
+    params: tuple[Param, ...]
+    factory: Callable[..., Model]
+
+    def resolve(self, given: Mapping[str, str]) -> dict[str, int]:
+        """Defaults overridden by `given` (raw strings), validated; in declaration order."""
+        known = {p.name: p for p in self.params}
+        for name in given:
+            if name not in known:
+                hint = did_you_mean(name, known)
+                raise LeadercheckError(
+                    f"{self.name}: unknown parameter {name!r}{hint}; parameters: {', '.join(known)}"
+                )
+        return {
+            p.name: p.parse(self.name, given[p.name]) if p.name in given else p.default
+            for p in self.params
+        }
+
+    def build(self, values: Mapping[str, int]) -> Model:
+        return self.factory(**values)
+
+
+def did_you_mean(name: str, choices: object) -> str:
+    close = difflib.get_close_matches(name, list(choices), n=1)  # type: ignore[call-overload]
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def fault_params(crashes: int, partitions: int, losses: int, pauses: int) -> tuple[Param, ...]:
+    """The four fault budgets, with this protocol's defaults."""
+    return (
+        Param("crashes", crashes, 0, 3, "node crashes (a restart keeps only durable state)"),
+        Param("partitions", partitions, 0, 3, "network partitions (healing is free)"),
+        Param("losses", losses, 0, 3, "lost messages or replies"),
+        Param("pauses", pauses, 0, 3, "process pauses (GC): the node stops while time passes"),
+    )
+
+
+NODES = Param("nodes", 3, 2, 5, "cluster size")
