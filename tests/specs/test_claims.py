@@ -49,7 +49,10 @@ def test_expectations_file_lists_each_protocol_in_order() -> None:
     assert [p.name for p in exp.properties("lease-no-fencing")] == [
         "no-stale-write",
         "single-leader",
+        "write-accepted",
+        "failover",
     ]
+    assert exp.of("lease-no-fencing")[0].max_steps == 10
     assert exp.expected("heartbeat-no-quorum")["single-leader"] is Verdict.VIOLATED
 
 
