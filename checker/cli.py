@@ -1,22 +1,37 @@
 """`verify`: the one place that wires the catalogue, the specs, the engine and rendering.
 
-Exit codes: 0 every checked property holds, 1 a property is violated, 2 bad usage or
-a model error, 3 the search was incomplete (a bound was hit).
+Exit codes: 0 every checked property holds (or, with --all, every verdict is as
+expected), 1 a property is violated (or a verdict differs), 2 bad usage or a model
+error, 3 the search was incomplete (a bound was hit).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import tempfile
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import click
 
 from checker.errors import LeadercheckError, ModelError
+from checker.gate import CaseOutcome, GateCase, GateReport, judge
 from checker.render.context import TraceContext
 from checker.render.files import Written, check_writable, write_trace_files
+from checker.render.gate_report import (
+    case_lines,
+    json_summary,
+    junit_xml,
+    summary_lines,
+    table_header,
+    verdict_table,
+)
+from checker.render.golden import compare_golden, update_golden
+from checker.render.readme import replace_block
 from checker.render.report import Run, json_report, report_lines
 from checker.result import CheckResult, Verdict
 from checker.search import check
@@ -26,6 +41,17 @@ from specs.expectations import Expectations, load_expectations
 
 EXIT = {Verdict.HOLDS: 0, Verdict.VIOLATED: 1, Verdict.INCOMPLETE: 3}
 USAGE_ERROR = 2
+README_BLOCK = "verdicts"
+
+
+@dataclass(frozen=True)
+class Options:
+    params: tuple[str, ...]
+    nodes: int | None
+    max_states: int | None
+    max_depth: int | None
+    out: Path
+    as_json: bool
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
@@ -34,6 +60,9 @@ USAGE_ERROR = 2
 )
 @click.option(
     "--list", "list_protocols", is_flag=True, help="List protocols, parameters, expected verdicts."
+)
+@click.option(
+    "--all", "run_all", is_flag=True, help="Regression gate: every protocol against specs/."
 )
 @click.option(
     "-p",
@@ -59,10 +88,26 @@ USAGE_ERROR = 2
     type=click.Path(path_type=Path),
     default=Path("counterexamples"),
     show_default=True,
-    help="Directory for counterexample files.",
+    help="Directory for counterexample files (with --all: the golden directory).",
 )
 @click.option(
     "--json", "as_json", is_flag=True, help="Print one JSON object on stdout and nothing else."
+)
+@click.option(
+    "--junit", type=click.Path(path_type=Path), help="With --all: write JUnit XML to this file."
+)
+@click.option(
+    "--check-golden",
+    is_flag=True,
+    help="With --all: fail if a regenerated counterexample differs from the one in --out.",
+)
+@click.option(
+    "--update-golden", is_flag=True, help="With --all: rewrite the counterexamples in --out."
+)
+@click.option(
+    "--readme",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="With --all: rewrite the verdict table in this README.",
 )
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.pass_context
@@ -70,31 +115,50 @@ def main(
     ctx: click.Context,
     protocol_name: str | None,
     list_protocols: bool,
+    run_all: bool,
     params: tuple[str, ...],
     nodes: int | None,
     max_states: int | None,
     max_depth: int | None,
     out: Path,
     as_json: bool,
+    junit: Path | None,
+    check_golden: bool,
+    update_golden: bool,
+    readme: Path | None,
     debug: bool,
 ) -> None:
     """Exhaustively check a leader-election protocol for two leaders and stale writes."""
     if ctx.invoked_subcommand is not None:
         return
+    opts = Options(params, nodes, max_states, max_depth, out, as_json)
     try:
         expectations = load_expectations()
         if list_protocols:
             click.echo("\n".join(_catalogue_lines(expectations)))
             ctx.exit(0)
-        if protocol_name is None:
-            raise click.UsageError("give --protocol NAME (or --list to see the protocols)")
-        protocol = lookup(protocol_name)
-        given = _parse_params(params)
-        if nodes is not None:
-            given["nodes"] = str(nodes)
-        values = protocol.resolve(given)
-        check_writable(out)
-        code = _verify(protocol, values, expectations, max_states, max_depth, out, as_json)
+        gate_only = {
+            "--junit": junit,
+            "--check-golden": check_golden,
+            "--update-golden": update_golden,
+            "--readme": readme,
+        }
+        if not run_all:
+            used = [flag for flag, value in gate_only.items() if value]
+            if used:
+                raise click.UsageError(f"{used[0]} needs --all")
+        if run_all:
+            if protocol_name or params or nodes is not None:
+                raise click.UsageError(
+                    "--all runs every protocol at its defaults; drop --protocol/-p/--nodes"
+                )
+            if check_golden and update_golden:
+                raise click.UsageError("--check-golden and --update-golden exclude each other")
+            code = _gate(expectations, opts, junit, check_golden, update_golden, readme)
+        elif protocol_name is None:
+            raise click.UsageError("give --protocol NAME, --all, or --list to see the protocols")
+        else:
+            code = _verify(lookup(protocol_name), expectations, opts)
     except ModelError as exc:
         _fail(exc, debug)
         if exc.trace is not None:
@@ -123,27 +187,110 @@ def _parse_params(raw: Sequence[str]) -> dict[str, str]:
     return given
 
 
-def _verify(
-    protocol: ProtocolEntry,
-    values: dict[str, int],
-    expectations: Expectations,
-    max_states: int | None,
-    max_depth: int | None,
-    out: Path,
-    as_json: bool,
-) -> int:
+def _verify(protocol: ProtocolEntry, expectations: Expectations, opts: Options) -> int:
+    given = _parse_params(opts.params)
+    if opts.nodes is not None:
+        given["nodes"] = str(opts.nodes)
+    values = protocol.resolve(given)
+    check_writable(opts.out)
     properties = expectations.properties(protocol.name)
     if not properties:
         raise LeadercheckError(f"{protocol.name}: specs/expected.toml names no property for it")
     model = protocol.build(values)
-    result = check(model, properties, max_states=max_states, max_depth=max_depth)
-    written = _write_counterexamples(protocol.name, values, result, out)
+    result = check(model, properties, max_states=opts.max_states, max_depth=opts.max_depth)
+    written = _write_counterexamples(protocol.name, values, result, opts.out)
     run = Run(protocol.name, values, result, written, expectations.expected(protocol.name))
-    if as_json:
+    if opts.as_json:
         click.echo(json.dumps(json_report(run)))
     else:
         click.echo("\n".join(report_lines(run)))
     return EXIT[result.verdict]
+
+
+def _gate(
+    expectations: Expectations,
+    opts: Options,
+    junit: Path | None,
+    check_golden: bool,
+    update: bool,
+    readme: Path | None,
+) -> int:
+    """Run every protocol at its defaults against specs/; exit 1 on any difference."""
+    coverage = [
+        f"specs/expected.toml has no section for protocol {name}"
+        for name in PROTOCOLS
+        if not expectations.of(name)
+    ] + [
+        f"specs/expected.toml names unknown protocol {name}"
+        for name in expectations.table
+        if name not in PROTOCOLS
+    ]
+    cases = [
+        GateCase(
+            name,
+            values,
+            partial(protocol.build, values),
+            expectations.properties(name),
+            expectations.of(name),
+        )
+        for name in _gate_names()
+        if expectations.of(name)
+        for protocol in [PROTOCOLS[name]]
+        for values in [protocol.resolve({})]
+    ]
+    if not (check_golden or opts.as_json):
+        check_writable(opts.out)
+    if junit is not None:
+        check_writable(junit.parent)
+    if not opts.as_json:
+        click.echo("\n".join(table_header()))
+
+    with tempfile.TemporaryDirectory(prefix="leadercheck-golden-") as scratch:
+        fresh = Path(scratch)
+
+        outcomes = []
+        for case in cases:
+            result = check(case.build(), case.properties)
+            outcome = CaseOutcome(case, result, judge(case, result))
+            _write_counterexamples(case.name, case.params, result, fresh)
+            if not opts.as_json:
+                click.echo("\n".join(case_lines(outcome)))
+            outcomes.append(outcome)
+        report = GateReport(tuple(outcomes), tuple(coverage))
+        golden_findings: list[str] = []
+        if check_golden:
+            golden_findings = compare_golden(fresh, opts.out)
+        elif not opts.as_json or update:
+            changed = update_golden(fresh, opts.out) if update else _copy_into(fresh, opts.out)
+            if update and not opts.as_json:
+                click.echo(f"\nupdated {len(changed)} file(s) in {opts.out}")
+    if golden_findings:
+        report = GateReport(report.outcomes, report.extra_findings + tuple(golden_findings))
+    if junit is not None:
+        junit.write_text(junit_xml(report), encoding="utf-8")
+    if readme is not None:
+        summaries = {name: p.summary for name, p in PROTOCOLS.items()}
+        replace_block(readme, README_BLOCK, verdict_table(report, summaries))
+    if opts.as_json:
+        click.echo(json.dumps(json_summary(report)))
+    else:
+        click.echo("\n".join(summary_lines(report)))
+    return 0 if report.passed else 1
+
+
+def _gate_names() -> list[str]:
+    """The protocols the gate runs, in catalogue order (a seam for tests)."""
+    return list(PROTOCOLS)
+
+
+def _copy_into(fresh: Path, out: Path) -> list[str]:
+    """Plain `--all` leaves every counterexample in --out, as `verify --protocol` would."""
+    out.mkdir(parents=True, exist_ok=True)
+    names = []
+    for path in sorted(fresh.iterdir()):
+        (out / path.name).write_bytes(path.read_bytes())
+        names.append(path.name)
+    return names
 
 
 def _file_stems(name: str, result: CheckResult) -> dict[str, str]:
@@ -153,7 +300,7 @@ def _file_stems(name: str, result: CheckResult) -> dict[str, str]:
 
 
 def _write_counterexamples(
-    name: str, values: dict[str, int], result: CheckResult, out: Path
+    name: str, values: Mapping[str, int], result: CheckResult, out: Path
 ) -> dict[str, Written]:
     stems = _file_stems(name, result)
     return {

@@ -1,0 +1,154 @@
+"""The regression gate's outputs: the terminal table, JUnit XML, JSON, and the README table."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from typing import Any
+
+from checker.gate import CaseOutcome, GateReport, Row
+from checker.properties import Kind
+from checker.result import Verdict
+
+HEADER = ("protocol", "property", "expected", "got", "states", "seconds")
+WIDTHS = (24, 24, 10, 10, 11, 8)
+
+
+def _cells(cells: tuple[str, ...]) -> str:
+    return "  ".join(
+        c.ljust(w) if k < 4 else c.rjust(w)
+        for k, (c, w) in enumerate(zip(cells, WIDTHS, strict=True))
+    ).rstrip()
+
+
+def table_header() -> list[str]:
+    return [_cells(HEADER), _cells(tuple("-" * w for w in WIDTHS))]
+
+
+def _got(row: Row) -> str:
+    return row.result.verdict.value
+
+
+def case_lines(outcome: CaseOutcome) -> list[str]:
+    """The table rows of one case: protocol, states and seconds on its first row only."""
+    lines = []
+    stats = outcome.result.stats
+    for k, row in enumerate(outcome.rows):
+        first = k == 0
+        cells = (
+            outcome.case.name if first else "",
+            row.result.prop.name,
+            row.expected.value if row.expected else "-",
+            _got(row),
+            f"{stats.distinct_states:,}" if first else "",
+            f"{stats.seconds:.2f}" if first else "",
+        )
+        lines.append(_cells(cells) + ("" if row.ok else "   <-- differs"))
+    return lines
+
+
+def summary_lines(report: GateReport) -> list[str]:
+    cases = len(report.outcomes)
+    props = sum(len(o.rows) for o in report.outcomes)
+    if report.passed:
+        return ["", f"gate: PASS ({cases} protocols, {props} verdicts as expected)"]
+    findings = report.findings
+    lines = ["", f"gate: FAIL ({len(findings)} difference{'s' if len(findings) != 1 else ''})"]
+    lines += [f"  {f}" for f in findings]
+    return lines
+
+
+def junit_xml(report: GateReport) -> str:
+    """One test case per protocol and property; a difference is a failure with its reason."""
+    rows = [(o, r) for o in report.outcomes for r in o.rows]
+    failures = sum(1 for _, r in rows if not r.ok) + len(report.extra_findings)
+    suite = ET.Element(
+        "testsuite",
+        name="leadercheck",
+        tests=str(len(rows) + len(report.extra_findings)),
+        failures=str(failures),
+        errors="0",
+    )
+    for outcome, row in rows:
+        seconds = outcome.result.stats.seconds / max(len(outcome.rows), 1)
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=outcome.case.name,
+            name=row.result.prop.name,
+            time=f"{seconds:.3f}",
+        )
+        if not row.ok:
+            failure = ET.SubElement(case, "failure", message=row.findings[0])
+            failure.text = "\n".join(row.findings)
+    for finding in report.extra_findings:
+        case = ET.SubElement(suite, "testcase", classname="specs", name="coverage")
+        ET.SubElement(case, "failure", message=finding).text = finding
+    ET.indent(suite)
+    return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def json_summary(report: GateReport) -> dict[str, Any]:
+    protocols = []
+    for o in report.outcomes:
+        s = o.result.stats
+        protocols.append(
+            {
+                "protocol": o.case.name,
+                "params": dict(o.case.params),
+                "verdict": o.result.verdict.value,
+                "properties": [
+                    {
+                        "name": r.result.prop.name,
+                        "kind": r.result.prop.kind.value,
+                        "expected": r.expected.value if r.expected else None,
+                        "got": r.result.verdict.value,
+                        "max_steps": r.max_steps,
+                        "trace_length": len(r.result.trace) if r.result.trace else None,
+                        "ok": r.ok,
+                        "findings": list(r.findings),
+                    }
+                    for r in o.rows
+                ],
+                "stats": {
+                    "distinct_states": s.distinct_states,
+                    "generated_states": s.generated_states,
+                    "depth": s.depth,
+                    "seconds": round(s.seconds, 6),
+                    "states_per_second": round(s.states_per_second, 1),
+                    "peak_memory_bytes": s.peak_memory_bytes,
+                },
+            }
+        )
+    return {
+        "gate": "PASS" if report.passed else "FAIL",
+        "findings": report.findings,
+        "protocols": protocols,
+    }
+
+
+def verdict_table(report: GateReport, summaries: Mapping[str, str]) -> list[str]:
+    """A Markdown table of every protocol's verdicts, for the README; nothing time-dependent."""
+    lines = [
+        "| protocol | what it models | safety verdicts | witnesses reached | distinct states |",
+        "|---|---|---|---|---|",
+    ]
+    for o in report.outcomes:
+        safety, witnesses = [], []
+        for r in o.rows:
+            res = r.result
+            if res.prop.kind is Kind.ALWAYS:
+                text = f"{res.prop.name} {res.verdict.value}"
+                if res.verdict is Verdict.VIOLATED:
+                    text = f"{res.prop.name} **VIOLATED**"
+                    if res.trace is not None:
+                        text += f" ({len(res.trace)} steps)"
+                safety.append(text)
+            else:
+                mark = "yes" if res.verdict is Verdict.HOLDS else "**no**"
+                witnesses.append(f"{res.prop.name}: {mark}")
+        lines.append(
+            f"| `{o.case.name}` | {summaries.get(o.case.name, '')} | {'; '.join(safety)} "
+            f"| {'; '.join(witnesses)} | {o.result.stats.distinct_states:,} |"
+        )
+    return lines
