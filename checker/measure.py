@@ -1,0 +1,52 @@
+"""Measuring a quantity over the reachable states: worst case, best case and mean.
+
+The engine checks an invariant on every distinct reachable state exactly once, so a
+measurement is an invariant that never fails and records a value as it goes. The
+worst case comes with the shortest trace that reaches it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from checker.model import Model
+from checker.properties import always
+from checker.result import Stats
+from checker.search import check
+from checker.trace import Trace
+
+
+@dataclass(frozen=True)
+class Measurement:
+    worst: int
+    best: int
+    mean: float
+    count: int  # reachable states the value was taken over
+    worst_trace: Trace
+    stats: Stats
+
+
+def measure(
+    model: Model[Any],
+    value: Callable[[Any], int],
+    where: Callable[[Any], bool],
+    max_states: int | None = None,
+) -> Measurement | None:
+    """`value` over every reachable state satisfying `where`; None if there is none."""
+    seen: list[int] = []
+
+    def record(state: Any) -> bool:
+        if where(state):
+            seen.append(value(state))
+        return True
+
+    first = check(model, [always("measure", record)], max_states=max_states)
+    if not seen:
+        return None
+    worst = max(seen)
+    reach = always("below-worst", lambda s: not (where(s) and value(s) == worst))
+    trace = check(model, [reach], max_states=max_states).result("below-worst").trace
+    assert trace is not None, "the worst state was reached once, so it is reachable"
+    return Measurement(worst, min(seen), sum(seen) / len(seen), len(seen), trace, first.stats)
