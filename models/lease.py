@@ -22,7 +22,7 @@ pause. Tokens are bounded by `tokens`, which bounds the number of acquisitions.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from checker.model import Action
 from models.cluster import STORAGE, STORE, ClusterModel, ClusterState, FaultBounds, countdown
@@ -80,35 +80,49 @@ class LeaseModel(ClusterModel):
         self.tokens = tokens
         self.fencing = fencing
 
-    def initial_node(self, i: int) -> LeaseNode:
+    # Node hooks take and return `Any`: subclasses keep LeaseNode's fields and add their
+    # own (a NamedTuple cannot extend another), and every step here works on either.
+
+    def initial_node(self, i: int) -> Any:
         return LeaseNode()
 
     def node_steps(self, s: ClusterState, i: int) -> Iterator[Successor]:
-        node: LeaseNode = s.node(i)
-        name = node_name(i)
+        """Taking the lease, keeping it, then acting as leader: each overridable alone."""
         if s.net.reaches_store(i):
-            if not node.token and s.store.token < self.tokens:
-                store = s.store.acquire(i, self.ttl)
-                if store is not None:
-                    note = f"CAS ok: token {store.token}, ttl {self.ttl}"
-                    leader = node._replace(token=store.token, left=self.ttl)
-                    yield from self.store_call(
-                        s, i, Action("acquire", name, STORE, note), store, leader
-                    )
-            if node.token and node.left < self.ttl:
-                store = s.store.renew(i, node.token, self.ttl)
-                if store is not None:
-                    note = f"token {node.token}, ttl {self.ttl}"
-                    renewed = node._replace(left=self.ttl)
-                    yield from self.store_call(
-                        s, i, Action("renew", name, STORE, note), store, renewed
-                    )
+            yield from self.acquire_steps(s, i)
+            yield from self.renew_steps(s, i)
+        yield from self.leader_steps(s, i)
+
+    def acquire_steps(self, s: ClusterState, i: int) -> Iterator[Successor]:
+        """Compare-and-swap on the store when the lease is free (node i reaches the store)."""
+        node = s.node(i)
+        if not node.token and s.store.token < self.tokens:
+            store = s.store.acquire(i, self.ttl)
+            if store is not None:
+                note = f"CAS ok: token {store.token}, ttl {self.ttl}"
+                leader = node._replace(token=store.token, left=self.ttl)
+                action = Action("acquire", node_name(i), STORE, note)
+                yield from self.store_call(s, i, action, store, leader)
+
+    def renew_steps(self, s: ClusterState, i: int) -> Iterator[Successor]:
+        """The holder resets the TTL before it runs out (node i reaches the store)."""
+        node = s.node(i)
+        if node.token and node.left < self.ttl:
+            store = s.store.renew(i, node.token, self.ttl)
+            if store is not None:
+                note = f"token {node.token}, ttl {self.ttl}"
+                renewed = node._replace(left=self.ttl)
+                action = Action("renew", node_name(i), STORE, note)
+                yield from self.store_call(s, i, action, store, renewed)
+
+    def leader_steps(self, s: ClusterState, i: int) -> Iterator[Successor]:
+        """Check "am I still leader?", then, as a separate step, write with the token."""
+        node = s.node(i)
+        name = node_name(i)
         if node.token and not node.pending:
             note = f"still leader: token {node.token}, {node.left} ticks left"
-            yield (
-                Action("check", name, None, note),
-                s.with_node(i, node._replace(pending=node.token)),
-            )
+            checked = s.with_node(i, node._replace(pending=node.token))
+            yield Action("check", name, None, note), checked
         if node.pending:
             storage, accepted = s.storage.write(node.pending, self.fencing)
             verdict = "accepted" if accepted else f"rejected: {node.pending} < {s.storage.hi_epoch}"
@@ -119,14 +133,14 @@ class LeaseModel(ClusterModel):
     def urgent(self, s: ClusterState, i: int) -> bool:
         return bool(s.node(i).pending)  # a running node sends a checked write within the tick
 
-    def tick_node(self, node: LeaseNode) -> LeaseNode:
+    def tick_node(self, node: Any) -> Any:
         left = countdown(node.left)
         return node._replace(left=left, token=node.token if left else 0)
 
-    def crash_node(self, node: LeaseNode) -> LeaseNode:
+    def crash_node(self, node: Any) -> Any:
         return LeaseNode(up=False)
 
-    def restart_node(self, node: LeaseNode, i: int) -> LeaseNode:
+    def restart_node(self, node: Any, i: int) -> Any:
         return LeaseNode()
 
 
