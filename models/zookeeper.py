@@ -209,17 +209,16 @@ class ZooKeeperModel(ClusterModel):
     def urgent(self, s: ClusterState, i: int) -> bool:
         return self._owed(s, i) is not None
 
-    def _tick(self, s: ClusterState) -> Successor:
-        """The shared tick, plus the ensemble's session countdowns (no hook exists for extra)."""
-        action, after = super()._tick(s)
+    def tick_extra(self, s: ClusterState) -> tuple[Election, str]:
+        """Sessions of running, connected nodes are refreshed; the others count down."""
         beating = frozenset(
             n.seq for i, n in enumerate(s.nodes, start=1) if s.running(i) and s.net.reaches_store(i)
         )
         election, expired = s.extra.tick(beating, self.timeout)
-        if expired:
-            gone = ", ".join(f"z{z.seq} ({node_name(z.owner)})" for z in expired)
-            action = action._replace(note=f"session expires: {gone} deleted")
-        return action, after._replace(extra=election)
+        if not expired:
+            return election, ""
+        gone = ", ".join(f"z{z.seq} ({node_name(z.owner)})" for z in expired)
+        return election, f"session expires: {gone} deleted"
 
     def crash_node(self, node: ZkNode) -> ZkNode:
         return ZkNode(up=False)

@@ -120,6 +120,10 @@ class ClusterModel(Model[ClusterState]):
         """What one tick does to a live node (paused or not)."""
         return node
 
+    def tick_extra(self, s: ClusterState) -> tuple[Any, str]:
+        """What one tick does to the protocol's shared state (`extra`), and a note for the step."""
+        return s.extra, ""
+
     def urgent(self, s: ClusterState, i: int) -> bool:
         """Whether running node i must act before time may pass."""
         return False
@@ -183,7 +187,9 @@ class ClusterModel(Model[ClusterState]):
 
     def _tick(self, s: ClusterState) -> Successor:
         nodes = tuple(self.tick_node(n) if n.up else n for n in s.nodes)
-        return Action("tick", CLOCK), s._replace(nodes=nodes, store=s.store.tick())
+        extra, note = self.tick_extra(s)
+        after = s._replace(nodes=nodes, store=s.store.tick(), extra=extra)
+        return Action("tick", CLOCK, None, note), after
 
     def _faults(self, s: ClusterState) -> Iterator[Successor]:
         f = s.faults
