@@ -4,7 +4,9 @@ Layout: a header row of participants (nodes, then store and storage), then one r
 per step. Each participant is a column whose cells are joined by a dashed
 lifeline. A step is an arrow between two columns in its row (node to store, node
 to storage, node to node) or a boxed event on its actor's column (pause, crash);
-steps of no participant (tick, partition) are written in the left step column.
+steps of no participant (tick, partition) are written in the left step column, and so
+is an arrow's note (the arrow itself carries only the action's name, so that its label
+stays clear of the cells it connects).
 When a participant's one-line summary (role, token) changes, the new summary is
 written in its cell. The deciding step and its explanation are drawn in red.
 Node ids are `h_<col>` and `c<step>_<col>`: stable, so output is byte-identical.
@@ -71,16 +73,17 @@ def trace_to_dot(ctx: TraceContext) -> str:
             label = str(i)
             if act is not None and act.actor not in col_of:
                 label += f"  {act.name}" + (f"\n{act.note}" if act.note else "")
+            elif act is not None and act.target in col_of and act.note:
+                label += f"  {act.note}"  # an arrow carries only its name, to stay clear of cells
             row.node(f"s{i}", label=label, fontcolor=color, fontsize="9")
             for k, name in enumerate(cols):
                 row.node(f"c{i}_{k}", **_cell(step, previous, name, color))
         _chain(g, [f"s{i}"] + [f"c{i}_{k}" for k in range(len(cols))], style="invis")
         if act is not None and act.actor in col_of and act.target in col_of:
-            text = act.name + (f"\n{act.note}" if act.note else "")
             g.edge(
                 f"c{i}_{col_of[act.actor]}",
                 f"c{i}_{col_of[act.target]}",
-                xlabel=text,
+                xlabel=act.name,
                 color=color,
                 fontcolor=color,
                 penwidth="2" if deciding else "1",
