@@ -20,6 +20,7 @@ import click
 
 from checker.errors import LeadercheckError, ModelError
 from checker.gate import CaseOutcome, GateCase, GateReport, judge
+from checker.measure import measure
 from checker.render.context import TraceContext
 from checker.render.files import Written, check_writable, write_trace_files
 from checker.render.gate_report import (
@@ -32,7 +33,7 @@ from checker.render.gate_report import (
 )
 from checker.render.golden import compare_golden, update_golden
 from checker.render.readme import replace_block
-from checker.render.report import Run, json_report, report_lines
+from checker.render.report import MeasureTable, Run, json_report, report_lines
 from checker.result import CheckResult, Verdict
 from checker.search import check
 from models.catalogue import PROTOCOLS, lookup
@@ -52,6 +53,7 @@ class Options:
     max_depth: int | None
     out: Path
     as_json: bool
+    with_stats: bool = False
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
@@ -109,6 +111,12 @@ class Options:
     type=click.Path(path_type=Path, dir_okay=False),
     help="With --all: rewrite the verdict table in this README.",
 )
+@click.option(
+    "--stats",
+    "with_stats",
+    is_flag=True,
+    help="With --protocol: also report the protocol's measures (e.g. messages per election).",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.pass_context
 def main(
@@ -126,12 +134,13 @@ def main(
     check_golden: bool,
     update_golden: bool,
     readme: Path | None,
+    with_stats: bool,
     debug: bool,
 ) -> None:
     """Exhaustively check a leader-election protocol for two leaders and stale writes."""
     if ctx.invoked_subcommand is not None:
         return
-    opts = Options(params, nodes, max_states, max_depth, out, as_json)
+    opts = Options(params, nodes, max_states, max_depth, out, as_json, with_stats)
     try:
         expectations = load_expectations()
         if list_protocols:
@@ -148,9 +157,9 @@ def main(
             if used:
                 raise click.UsageError(f"{used[0]} needs --all")
         if run_all:
-            if protocol_name or params or nodes is not None:
+            if protocol_name or params or nodes is not None or with_stats:
                 raise click.UsageError(
-                    "--all runs every protocol at its defaults; drop --protocol/-p/--nodes"
+                    "--all runs every protocol at its defaults; drop --protocol/-p/--nodes/--stats"
                 )
             if check_golden and update_golden:
                 raise click.UsageError("--check-golden and --update-golden exclude each other")
@@ -200,11 +209,28 @@ def _verify(protocol: ProtocolEntry, expectations: Expectations, opts: Options) 
     result = check(model, properties, max_states=opts.max_states, max_depth=opts.max_depth)
     written = _write_counterexamples(protocol.name, values, result, opts.out)
     run = Run(protocol.name, values, result, written, expectations.expected(protocol.name))
+    tables = _measure(protocol) if opts.with_stats else []
     if opts.as_json:
-        click.echo(json.dumps(json_report(run)))
+        click.echo(json.dumps({**json_report(run), "measures": [t.to_json() for t in tables]}))
     else:
         click.echo("\n".join(report_lines(run)))
+        for table in tables:
+            click.echo("\n" + "\n".join(table.lines()))
+        if opts.with_stats and not tables:
+            click.echo(f"\n{protocol.name} declares no measures")
     return EXIT[result.verdict]
+
+
+def _measure(protocol: ProtocolEntry) -> list[MeasureTable]:
+    """Run each of the protocol's measures at each of its sizes."""
+    tables = []
+    for m in protocol.measures:
+        rows = []
+        for size in m.sizes:
+            found = measure(m.build(size), m.value, m.where)
+            rows.append((size, found))
+        tables.append(MeasureTable(m.title, m.size_name, tuple(rows)))
+    return tables
 
 
 def _gate(

@@ -8,24 +8,12 @@ worst case comes with the shortest trace that reaches it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from checker.model import Model
 from checker.properties import always
-from checker.result import Stats
+from checker.result import Measurement
 from checker.search import check
-from checker.trace import Trace
-
-
-@dataclass(frozen=True)
-class Measurement:
-    worst: int
-    best: int
-    mean: float
-    count: int  # reachable states the value was taken over
-    worst_trace: Trace
-    stats: Stats
 
 
 def measure(

@@ -73,3 +73,15 @@ class CheckResult:
             if r.prop.name == name:
                 return r
         raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A quantity over the reachable states where it applies, with a trace to its worst case."""
+
+    worst: int
+    best: int
+    mean: float
+    count: int  # reachable states the value was taken over
+    worst_trace: Trace
+    stats: Stats

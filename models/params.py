@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from checker.errors import LeadercheckError
 from checker.model import Model
@@ -37,11 +38,28 @@ class Param:
 
 
 @dataclass(frozen=True)
+class Measure:
+    """A quantity `verify --stats` reports for a protocol, over every reachable state of a model.
+
+    For each size, `build(size)` is searched exhaustively and `value` is taken on every
+    reachable state where `where` holds: the table shows its worst, best and mean.
+    """
+
+    title: str
+    size_name: str
+    sizes: tuple[int, ...]
+    build: Callable[[int], Model]
+    value: Callable[[Any], int]
+    where: Callable[[Any], bool]
+
+
+@dataclass(frozen=True)
 class ProtocolEntry:
     name: str
     summary: str
     params: tuple[Param, ...]
     factory: Callable[..., Model]
+    measures: tuple[Measure, ...] = ()
 
     def resolve(self, given: Mapping[str, str]) -> dict[str, int]:
         """Defaults overridden by `given` (raw strings), validated; in declaration order."""

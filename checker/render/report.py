@@ -9,7 +9,7 @@ from typing import Any
 from checker.render.context import TraceContext
 from checker.render.files import Written
 from checker.render.text import trace_lines
-from checker.result import CheckResult, PropertyResult, Verdict
+from checker.result import CheckResult, Measurement, PropertyResult, Verdict
 
 
 @dataclass(frozen=True)
@@ -97,3 +97,48 @@ def json_report(run: Run) -> dict[str, Any]:
             "peak_memory_bytes": s.peak_memory_bytes,
         },
     }
+
+
+@dataclass(frozen=True)
+class MeasureTable:
+    """A measure taken at several sizes: one row per size (None: nothing to measure there)."""
+
+    title: str
+    size_name: str
+    rows: tuple[tuple[int, Measurement | None], ...]
+
+    def lines(self) -> list[str]:
+        head = ("worst", "best", "mean", "states", "seconds")
+        widths = (6, 6, 7, 10, 7)
+        cells = "  ".join(h.rjust(w) for h, w in zip(head, widths, strict=True))
+        lines = [f"{self.title}:", f"  {self.size_name:>6}  {cells}"]
+        for size, m in self.rows:
+            if m is None:
+                lines.append(f"  {size:>6}  {'-':>6}")
+                continue
+            lines.append(
+                f"  {size:>6}  {m.worst:>6}  {m.best:>6}  {m.mean:>7.2f}  "
+                f"{m.stats.distinct_states:>10,}  {m.stats.seconds:>7.2f}"
+            )
+        return lines
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "rows": [
+                {self.size_name: size}
+                | (
+                    {
+                        "worst": m.worst,
+                        "best": m.best,
+                        "mean": round(m.mean, 4),
+                        "count": m.count,
+                        "distinct_states": m.stats.distinct_states,
+                        "seconds": round(m.stats.seconds, 6),
+                    }
+                    if m
+                    else {}
+                )
+                for size, m in self.rows
+            ],
+        }
