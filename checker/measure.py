@@ -21,8 +21,12 @@ def measure(
     value: Callable[[Any], int],
     where: Callable[[Any], bool],
     max_states: int | None = None,
+    with_trace: bool = False,
 ) -> Measurement | None:
-    """`value` over every reachable state satisfying `where`; None if there is none."""
+    """`value` over every reachable state satisfying `where`; None if there is none.
+
+    `with_trace` adds the shortest trace to a worst state, at the cost of a second search.
+    """
     seen: list[int] = []
 
     def record(state: Any) -> bool:
@@ -34,7 +38,9 @@ def measure(
     if not seen:
         return None
     worst = max(seen)
-    reach = always("below-worst", lambda s: not (where(s) and value(s) == worst))
-    trace = check(model, [reach], max_states=max_states).result("below-worst").trace
-    assert trace is not None, "the worst state was reached once, so it is reachable"
+    trace = None
+    if with_trace:
+        reach = always("below-worst", lambda s: not (where(s) and value(s) == worst))
+        trace = check(model, [reach], max_states=max_states).result("below-worst").trace
+        assert trace is not None, "the worst state was reached once, so it is reachable"
     return Measurement(worst, min(seen), sum(seen) / len(seen), len(seen), trace, first.stats)

@@ -83,5 +83,5 @@ class Measurement:
     best: int
     mean: float
     count: int  # reachable states the value was taken over
-    worst_trace: Trace
+    worst_trace: Trace | None  # the shortest trace to a worst state, when asked for
     stats: Stats

@@ -7,10 +7,30 @@ collects them. The order here is the order of `verify --list` and `verify --all`
 from __future__ import annotations
 
 from checker.errors import LeadercheckError
-from models import heartbeat, k8s_lease, lease, lease_confirmation, lease_row, patroni, zookeeper
+from models import (
+    bully,
+    gossip,
+    heartbeat,
+    k8s_lease,
+    lease,
+    lease_confirmation,
+    lease_row,
+    patroni,
+    zookeeper,
+)
 from models.params import ProtocolEntry, did_you_mean
 
-_MODULES = (lease, lease_row, lease_confirmation, k8s_lease, zookeeper, patroni, heartbeat)
+_MODULES = (
+    lease,
+    lease_row,
+    lease_confirmation,
+    k8s_lease,
+    zookeeper,
+    patroni,
+    heartbeat,
+    bully,
+    gossip,
+)
 
 PROTOCOLS: dict[str, ProtocolEntry] = {p.name: p for m in _MODULES for p in m.PROTOCOLS}
 
