@@ -216,7 +216,9 @@ def test_same_command_gives_byte_identical_files(tmp_path: Path) -> None:
             assert a.read_bytes() == (tmp_path / "b" / f"lease-no-fencing.{suffix}").read_bytes()
 
 
-def test_stats_reports_the_protocols_measures(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stats_reports_the_protocols_measures(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     from dataclasses import replace
 
     from models.bully import WORST_ELECTION
@@ -224,9 +226,9 @@ def test_stats_reports_the_protocols_measures(monkeypatch: pytest.MonkeyPatch) -
 
     small = replace(PROTOCOLS["bully"], measures=(replace(WORST_ELECTION, sizes=(3, 4)),))
     monkeypatch.setitem(PROTOCOLS, "bully", small)
-    result = verify("--protocol", "bully", "--stats", "--json", "--out", "/tmp/leadercheck-stats")
+    result = verify("--protocol", "bully", "--stats", "--json", "--out", str(tmp_path))
     (table,) = json.loads(result.stdout)["measures"]
     assert [(r["nodes"], r["worst"], r["best"]) for r in table["rows"]] == [(3, 7, 2), (4, 17, 3)]
-    text = verify("--protocol", "bully", "--stats", "--out", "/tmp/leadercheck-stats").stdout
+    text = verify("--protocol", "bully", "--stats", "--out", str(tmp_path)).stdout
     assert "messages per election after the coordinator crashes" in text
     assert re.search(r"^\s+4\s+17\s+3\s+10\.44\s+192\s", text, re.MULTILINE)
