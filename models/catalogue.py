@@ -16,6 +16,7 @@ from models import (
     lease_confirmation,
     lease_row,
     patroni,
+    raft,
     zookeeper,
 )
 from models.params import ProtocolEntry, did_you_mean
@@ -27,6 +28,7 @@ _MODULES = (
     k8s_lease,
     zookeeper,
     patroni,
+    raft,
     heartbeat,
     bully,
     gossip,

@@ -1,0 +1,291 @@
+"""Raft-style leader election by majority vote, and three ways to get it wrong.
+
+The algorithm (the election half of Raft, without logs): every node keeps a
+current term, starting at 0, and the node it voted for in that term. A node that is
+not leader may time out at any moment (time is not modelled: an election timeout
+is a nondeterministic step); it starts term + 1, votes for itself and sends
+RequestVote to every node it can reach. A node grants its vote if the request's
+term is its current term and it has not voted for anyone else in that term, so it
+votes at most once per term; it answers VoteGranted or VoteRefused with its term.
+A candidate that collects votes from a strict majority of the cluster, itself
+included, leads that term. Any message with a higher term makes the receiver adopt
+the term and step down to follower, a leader too. Two majorities always share a
+node, and that node votes once per term, so there is at most one leader per term.
+The current term and the vote survive a crash (they are on disk); the role and the
+votes received do not. A leader writes to the storage with its term as the epoch;
+the storage checks nothing, and a leader that has not heard of a newer term yet
+still believes it leads, so a deposed leader's write may land after its
+successor's: Raft alone does not make writes to an outside system safe.
+
+The broken variants, each a real bug:
+
+- `raft-no-quorum` counts the quorum against the nodes the candidate can see (up and
+  on its side of a partition), as a cluster that shrinks its membership on failure
+  detection does. With everyone visible it is a true majority; behind a partition a
+  lone node is a majority of one and elects itself while the other side elects
+  another leader in the same term.
+- `raft-volatile-vote` keeps the current term on disk but the vote in memory (the
+  term is written on every change and plainly needed; the vote looks like part of the
+  election in progress). A node that votes, crashes and restarts in the same term has
+  forgotten its vote and votes again, for another candidate: two majorities of one
+  term no longer share a voter that refuses the second. Forgetting the term too
+  breaks it the same way, in as many steps.
+- `even-quorum` is correct Raft on an even cluster split exactly in half by a
+  partition that never heals: neither side holds a strict majority, so nobody is ever
+  elected, which is why clusters have an odd size. With five nodes the split is 2/3
+  and the three elect a leader.
+
+There are no heartbeats: a leader steps down only when a message brings a newer
+term, so one elected before a partition leads on in a minority, and a candidate
+whose requests are lost simply times out again. Faults: crash and restart,
+node-to-node partitions, message loss (all from `ClusterModel`; the clock's tick
+changes nothing here). Terms are bounded by `terms`: a node whose term has reached
+it no longer times out. A message that can no longer change anything (a late vote,
+a refusal that brings no newer term) is dropped as soon as it becomes useless rather
+than delivered later to no effect: the same behaviours, far fewer states.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import NamedTuple
+
+from checker.model import Action
+from models.cluster import STORAGE, ClusterModel, ClusterState, FaultBounds, Message, Network
+from models.cluster.base import Successor
+from models.cluster.nodes import node_name, node_set, with_life
+from models.params import NODES, Param, ProtocolEntry, fault_params
+
+FOLLOWER, CANDIDATE, LEADER = "follower", "candidate", "leader"
+REQUEST_VOTE, GRANTED, REFUSED = "RequestVote", "VoteGranted", "VoteRefused"
+
+
+class RaftNode(NamedTuple):
+    up: bool = True
+    paused: bool = False
+    role: str = FOLLOWER  # volatile
+    term: int = 0  # currentTerm, durable
+    voted: int = 0  # votedFor in `term` (0: nobody), durable unless the variant forgets it
+    votes: frozenset[int] = frozenset()  # granted votes received as candidate, volatile
+
+    @property
+    def is_leader(self) -> bool:
+        return self.role == LEADER
+
+    @property
+    def epoch(self) -> int:
+        return self.term
+
+    @property
+    def tenure(self) -> int:
+        return self.term if self.role == LEADER else 0
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "up": self.up,
+            "paused": self.paused,
+            "role": self.role,
+            "term": self.term,
+            "voted_for": node_name(self.voted) if self.voted else None,
+            "votes_from": [node_name(n) for n in sorted(self.votes)],
+        }
+
+    def summary(self) -> str:
+        text = f"{self.role} t{self.term}"
+        if self.role == FOLLOWER and self.voted:
+            text += f", voted {node_name(self.voted)}"
+        return with_life(self.up, self.paused, text)
+
+    def adopt(self, term: int) -> RaftNode:
+        """Step down to follower in a newer term, with no vote cast in it yet."""
+        return self._replace(role=FOLLOWER, term=term, voted=0, votes=frozenset())
+
+
+class RaftModel(ClusterModel):
+    """Majority election with terms; the variants change how the quorum or the vote is kept."""
+
+    uses_store = False
+    node_partitions = True
+
+    def __init__(
+        self,
+        nodes: int,
+        terms: int,
+        faults: FaultBounds,
+        *,
+        visible_quorum: bool = False,
+        durable_vote: bool = True,
+    ) -> None:
+        super().__init__(nodes, faults)
+        self.terms = terms
+        self.visible_quorum = visible_quorum
+        self.durable_vote = durable_vote
+
+    def initial_node(self, i: int) -> RaftNode:
+        return RaftNode()
+
+    def quorum(self, s: ClusterState, i: int) -> int:
+        """Votes node i needs to win: a strict majority of the cluster (or of what it sees)."""
+        if self.visible_quorum:
+            return len(self._reachable(s, i, include_self=True)) // 2 + 1
+        return self.n // 2 + 1
+
+    def _reachable(self, s: ClusterState, i: int, include_self: bool = False) -> list[int]:
+        return [
+            j
+            for j in self.ids
+            if (include_self or j != i) and s.node(j).up and s.net.connected(i, j)
+        ]
+
+    def _count(self, s: ClusterState, i: int, node: RaftNode) -> tuple[RaftNode, str]:
+        """A candidate counts its votes; it leads once they reach the quorum."""
+        have, need = len(node.votes), self.quorum(s, i)
+        tally = f"{have} vote{'s' if have > 1 else ''}, {need} needed"
+        if have >= need:
+            return node._replace(role=LEADER), f"{tally}: leader t{node.term}"
+        return node, tally
+
+    def node_steps(self, s: ClusterState, i: int) -> Iterator[Successor]:
+        node: RaftNode = s.node(i)
+        name = node_name(i)
+        if node.role != LEADER and node.term < self.terms:
+            term = node.term + 1
+            peers = self._reachable(s, i)
+            net = s.net.send(*(Message(REQUEST_VOTE, i, j, term) for j in peers))
+            candidate = node._replace(role=CANDIDATE, term=term, voted=i, votes=frozenset({i}))
+            candidate, tally = self._count(s, i, candidate)
+            asked = f"RequestVote to {node_set(tuple(peers))}" if peers else "nobody reachable"
+            note = f"term {term}: {asked}, {tally}"
+            yield Action("timeout", name, None, note), s.with_node(i, candidate)._replace(net=net)
+        if node.role == LEADER:
+            storage, _ = s.storage.write(node.term, fencing=False)
+            note = f"term {node.term} accepted"
+            yield Action("write", name, STORAGE, note), s._replace(storage=storage)
+
+    def deliver(self, s: ClusterState, msg: Message) -> Successor:
+        i = msg.dst
+        node: RaftNode = s.node(i)
+        notes = []
+        if msg.epoch > node.term:
+            was = f", steps down from {node.role}" if node.role != FOLLOWER else ""
+            notes.append(f"adopts term {msg.epoch}{was}")
+            node = node.adopt(msg.epoch)
+        if msg.kind == REQUEST_VOTE:
+            grant = msg.epoch == node.term and node.voted in (0, msg.src)
+            if grant:
+                node = node._replace(voted=msg.src)
+            notes.append(
+                f"grants its term {node.term} vote" if grant else f"refuses in term {node.term}"
+            )
+            if s.node(msg.src).up:
+                reply = Message(GRANTED if grant else REFUSED, i, msg.src, node.term)
+                s = s._replace(net=s.net.send(reply))
+        elif msg.kind == GRANTED:  # useful, so the receiver is a candidate in that term
+            node, tally = self._count(s, i, node._replace(votes=node.votes | {msg.src}))
+            notes.append(tally)
+        action = Action(msg.kind, node_name(msg.src), node_name(i), "; ".join(notes))
+        return action, s.with_node(i, node)
+
+    def successors(self, s: ClusterState) -> Iterator[Successor]:
+        """The shared steps, with every message its receiver can no longer use dropped."""
+        for action, after in super().successors(s):
+            live = tuple(m for m in after.net.msgs if self._useful(after, m))
+            if len(live) < len(after.net.msgs):
+                after = after._replace(net=after.net._replace(msgs=live))
+            yield action, after
+
+    def _useful(self, s: ClusterState, msg: Message) -> bool:
+        """Whether delivering `msg` could still change anything, now or later.
+
+        Terms only grow, and a vote once cast stays for its term (a crash drops the
+        messages to the node), so a message useless now stays useless: a vote for a
+        candidacy that is over, a refusal that brings no newer term, and a request that
+        cannot be granted when its sender has reached the last term, so that no refusal
+        can tell it of a newer one.
+        """
+        node: RaftNode = s.node(msg.dst)
+        if msg.kind == GRANTED:
+            return node.role == CANDIDATE and node.term == msg.epoch
+        if msg.kind == REFUSED:
+            return msg.epoch > node.term
+        if msg.epoch > node.term or (msg.epoch == node.term and node.voted in (0, msg.src)):
+            return True
+        return s.node(msg.src).term < self.terms
+
+    def crash_node(self, node: RaftNode) -> RaftNode:
+        return RaftNode(up=False, term=node.term, voted=node.voted if self.durable_vote else 0)
+
+    def restart_node(self, node: RaftNode, i: int) -> RaftNode:
+        return node._replace(up=True)
+
+
+class SplitRaftModel(RaftModel):
+    """Majority election with the cluster split in two from the start, for good.
+
+    The first half of the nodes (rounded down) is cut off from the rest in the initial
+    state; there are no partition or heal steps.
+    """
+
+    def initial_states(self) -> list[ClusterState]:
+        split = Network(island=frozenset(range(1, self.n // 2 + 1)))
+        return [s._replace(net=split) for s in super().initial_states()]
+
+    def successors(self, s: ClusterState) -> Iterator[Successor]:
+        for action, after in super().successors(s):
+            if action.name != "heal":
+                yield action, after
+
+
+TERMS = Param("terms", 2, 1, 4, "highest term a node may start (bounds elections)")
+
+
+def _params(nodes: Param = NODES, **faults: int) -> tuple[Param, ...]:
+    budgets = fault_params(**{"losses": 0, "pauses": 0, **faults})
+    return (nodes, TERMS, *budgets)
+
+
+def _builder(**variant: bool) -> Callable[..., RaftModel]:
+    def build(nodes: int, terms: int, **faults: int) -> RaftModel:
+        return RaftModel(nodes, terms, FaultBounds(**faults), **variant)
+
+    return build
+
+
+def _build_split(nodes: int, terms: int, **faults: int) -> RaftModel:
+    return SplitRaftModel(nodes, terms, FaultBounds(**faults))
+
+
+PROTOCOLS = (
+    ProtocolEntry(
+        "raft",
+        "Raft-style election: terms, one durable vote per term, a strict majority to win",
+        _params(crashes=1, partitions=1),
+        _builder(),
+    ),
+    ProtocolEntry(
+        "raft-no-quorum",
+        "the same, but the majority is counted among the nodes the candidate can see",
+        _params(crashes=0, partitions=1),
+        _builder(visible_quorum=True),
+    ),
+    ProtocolEntry(
+        "raft-volatile-vote",
+        "the same, but the vote is kept in memory: a restarted node votes twice in a term",
+        _params(crashes=1, partitions=0),
+        _builder(durable_vote=False),
+    ),
+    ProtocolEntry(
+        "even-quorum",
+        "majority election on a cluster split in two halves that never heals",
+        tuple(
+            p
+            for p in _params(
+                Param("nodes", 4, 2, 5, "cluster size (the first half, rounded down, is cut off)"),
+                crashes=0,
+                partitions=0,
+            )
+            if p.name != "partitions"
+        ),
+        _build_split,
+    ),
+)
