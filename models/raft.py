@@ -226,14 +226,10 @@ class SplitRaftModel(RaftModel):
     state; there are no partition or heal steps.
     """
 
-    def initial_states(self) -> list[ClusterState]:
-        split = Network(island=frozenset(range(1, self.n // 2 + 1)))
-        return [s._replace(net=split) for s in super().initial_states()]
+    heals = False
 
-    def successors(self, s: ClusterState) -> Iterator[Successor]:
-        for action, after in super().successors(s):
-            if action.name != "heal":
-                yield action, after
+    def initial_network(self) -> Network:
+        return Network(island=frozenset(range(1, self.n // 2 + 1)))
 
 
 TERMS = Param("terms", 2, 1, 4, "highest term a node may start (bounds elections)")

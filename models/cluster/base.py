@@ -97,6 +97,7 @@ class ClusterModel(Model[ClusterState]):
     uses_store = True  # draw the store lifeline, allow node-store partitions
     node_partitions = False  # allow node-to-node partitions (protocols whose nodes talk)
     uses_ghost = False  # writes carry a ghost epoch (protocols without epochs)
+    heals = True  # a partition may heal (False: a scenario whose split lasts for good)
 
     def __init__(self, nodes: int, faults: FaultBounds) -> None:
         self.n = nodes
@@ -135,6 +136,10 @@ class ClusterModel(Model[ClusterState]):
     def restart_node(self, node: Any, i: int) -> Any:
         raise NotImplementedError
 
+    def initial_network(self) -> Network:
+        """The network in the initial state: healthy unless a scenario starts split."""
+        return Network()
+
     def initial_extra(self) -> dict[str, Any]:
         """Fields of the initial ClusterState a protocol sets (for example `ghost`)."""
         return {}
@@ -163,7 +168,7 @@ class ClusterModel(Model[ClusterState]):
             nodes=tuple(self.initial_node(i) for i in self.ids),
             store=Store(),
             storage=Storage(),
-            net=Network(),
+            net=self.initial_network(),
             faults=Faults(b.crashes, b.partitions, b.losses, b.pauses),
             **self.initial_extra(),
         )
@@ -232,7 +237,7 @@ class ClusterModel(Model[ClusterState]):
                             Action("partition", node_name(i), STORE, "link cut"),
                             s._replace(net=s.net.cut_store(i), faults=spent),
                         )
-        if not s.net.healthy:
+        if self.heals and not s.net.healthy:
             yield Action("heal", NETWORK, None, "every link restored"), s._replace(net=s.net.heal())
         if f.losses:
             for msg in s.net.msgs:
