@@ -7,7 +7,7 @@ Nothing in this package knows about leader election; it sees a `Model`, a list o
 from checker.errors import LeadercheckError, ModelError
 from checker.model import Action, Model
 from checker.properties import Kind, Property, always, sometimes
-from checker.result import CheckResult, EndReason, PropertyResult, Stats, Verdict
+from checker.result import CheckResult, EndReason, Progress, PropertyResult, Stats, Verdict
 from checker.search import check
 from checker.trace import Step, Trace
 
@@ -19,6 +19,7 @@ __all__ = [
     "LeadercheckError",
     "Model",
     "ModelError",
+    "Progress",
     "Property",
     "PropertyResult",
     "Stats",

@@ -32,6 +32,7 @@ from checker.render.gate_report import (
     verdict_table,
 )
 from checker.render.golden import compare_golden, update_golden
+from checker.render.progress import ProgressLine
 from checker.render.readme import replace_block
 from checker.render.report import MeasureTable, Run, json_report, report_lines
 from checker.result import CheckResult, Verdict
@@ -206,7 +207,18 @@ def _verify(protocol: ProtocolEntry, expectations: Expectations, opts: Options) 
     if not properties:
         raise LeadercheckError(f"{protocol.name}: specs/expected.toml names no property for it")
     model = protocol.build(values)
-    result = check(model, properties, max_states=opts.max_states, max_depth=opts.max_depth)
+    progress = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
+    try:
+        result = check(
+            model,
+            properties,
+            max_states=opts.max_states,
+            max_depth=opts.max_depth,
+            progress=progress,
+        )
+    finally:
+        if progress is not None:
+            progress.clear()
     written = _write_counterexamples(protocol.name, values, result, opts.out)
     run = Run(protocol.name, values, result, written, expectations.expected(protocol.name))
     tables = _measure(protocol) if opts.with_stats else []

@@ -22,6 +22,7 @@ class EndReason(enum.Enum):
     DECIDED = "every property decided"
     MAX_STATES = "state bound reached"
     MAX_DEPTH = "depth bound reached"
+    INTERRUPTED = "interrupted"
 
 
 @dataclass(frozen=True)
@@ -85,3 +86,14 @@ class Measurement:
     count: int  # reachable states the value was taken over
     worst_trace: Trace | None  # the shortest trace to a worst state, when asked for
     stats: Stats
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A snapshot of a running search."""
+
+    distinct_states: int
+    generated_states: int
+    queue: int  # discovered states not yet expanded
+    depth: int
+    seconds: float

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from checker.errors import ModelError
 from checker.model import Model
 from checker.properties import Kind, Property
-from checker.result import CheckResult, EndReason, PropertyResult, Stats, Verdict
+from checker.result import CheckResult, EndReason, Progress, PropertyResult, Stats, Verdict
 from checker.trace import Step, Trace
 
 S = TypeVar("S")
@@ -30,14 +30,20 @@ def check(
     *,
     max_states: int | None = None,
     max_depth: int | None = None,
+    progress: Callable[[Progress], None] | None = None,
 ) -> CheckResult:
     """Search every state reachable from the model's initial states and judge each property.
 
     The search stops early once every property is decided (each invariant violated,
     each `sometimes` claim witnessed); otherwise it runs until the reachable set is
-    exhausted or a bound is hit, in which case undecided properties are INCOMPLETE.
+    exhausted, a bound is hit or the user interrupts it (Ctrl-C), in which case
+    undecided properties are INCOMPLETE. `progress`, if given, is called every
+    PROGRESS_EVERY new states; it decides itself whether to show anything.
     """
-    return _Search(model, properties, max_states, max_depth).run()
+    return _Search(model, properties, max_states, max_depth, progress).run()
+
+
+PROGRESS_EVERY = 2048
 
 
 class _Search:
@@ -47,8 +53,12 @@ class _Search:
         properties: Sequence[Property],
         max_states: int | None,
         max_depth: int | None,
+        progress: Callable[[Progress], None] | None = None,
     ) -> None:
         self.model = model
+        self.progress = progress
+        self.start = time.perf_counter()
+        self._initial_count = 0
         self.properties = tuple(properties)
         self.max_states = max_states
         self.max_depth = max_depth
@@ -58,9 +68,12 @@ class _Search:
         self.depth = 0
 
     def run(self) -> CheckResult:
-        start = time.perf_counter()
-        end = self._explore()
-        seconds = time.perf_counter() - start
+        self.start = time.perf_counter()
+        try:
+            end = self._explore()
+        except KeyboardInterrupt:
+            end = EndReason.INTERRUPTED
+        seconds = time.perf_counter() - self.start
         stats = Stats(
             distinct_states=len(self.parent),
             generated_states=self.generated,
@@ -92,7 +105,7 @@ class _Search:
             if self.max_depth is not None and self.depth >= self.max_depth:
                 return EndReason.MAX_DEPTH if self._beyond(frontier) else EndReason.EXHAUSTED
             next_frontier: list[Any] = []
-            for state in frontier:
+            for done, state in enumerate(frontier):
                 for _, succ in self._successors(state):
                     self.generated += 1
                     if succ in self.parent:
@@ -105,8 +118,16 @@ class _Search:
                         return EndReason.DECIDED
                     if self._full():
                         return EndReason.MAX_STATES
+                    if self.progress and len(self.parent) % PROGRESS_EVERY == 0:
+                        queue = len(frontier) - done - 1 + len(next_frontier)
+                        self._report(queue)
             frontier = next_frontier
         return EndReason.EXHAUSTED
+
+    def _report(self, queue: int) -> None:
+        assert self.progress is not None
+        elapsed = time.perf_counter() - self.start
+        self.progress(Progress(len(self.parent), self.generated, queue, self.depth, elapsed))
 
     def _beyond(self, frontier: list[Any]) -> bool:
         """Whether any state past the depth bound is new (else the bound cut nothing off)."""

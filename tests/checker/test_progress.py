@@ -1,0 +1,78 @@
+"""Progress reports and a clean stop on Ctrl-C, in the engine and through `verify`."""
+
+from __future__ import annotations
+
+import io
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from checker import Action, EndReason, Progress, Verdict, always, check
+from checker.render.progress import ProgressLine
+from tests.toys import Counter
+
+
+def test_progress_is_reported_as_the_search_grows() -> None:
+    seen: list[Progress] = []
+    result = check(Counter(10_000), [always("ok", lambda x: True)], progress=seen.append)
+    assert result.verdict is Verdict.HOLDS
+    assert [p.distinct_states for p in seen] == [2048, 4096, 6144, 8192]
+    assert all(p.queue >= 1 and p.generated_states >= p.distinct_states for p in seen)
+
+
+class _Interrupted(Counter):
+    def successors(self, state: int) -> Iterable[tuple[Action, int]]:
+        if state == 50:
+            raise KeyboardInterrupt
+        return super().successors(state)
+
+
+def test_an_interrupt_ends_the_search_incomplete_with_its_statistics() -> None:
+    result = check(_Interrupted(1000), [always("small", lambda x: x < 900)])
+    assert result.end is EndReason.INTERRUPTED
+    assert result.verdict is Verdict.INCOMPLETE
+    assert result.result("small").reason == "interrupted"
+    assert 50 <= result.stats.distinct_states < 60
+
+
+def test_progress_line_is_silent_for_the_first_second_then_redraws_and_clears() -> None:
+    out = io.StringIO()
+    line = ProgressLine(out)
+    line(Progress(100, 200, 5, 3, 0.5))
+    assert out.getvalue() == ""
+    line(Progress(5000, 9000, 40, 7, 1.5))
+    assert "5,000 states" in out.getvalue() and "queue 40" in out.getvalue()
+    assert "depth 7" in out.getvalue()
+    line.clear()
+    assert out.getvalue().endswith("\r")
+
+
+def test_ctrl_c_prints_partial_statistics_and_exits_3(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "checker.cli",
+            "--protocol",
+            "lease-fencing",
+            "-p",
+            "nodes=5",
+            "-p",
+            "crashes=2",
+            "--out",
+            "/nonexistent-never-written",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(2.5)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 3, stderr
+    assert "INCOMPLETE  interrupted" in stdout
+    assert "(interrupted)" in stdout and "verdict: INCOMPLETE" in stdout
+    assert not (tmp_path / "out").exists()
