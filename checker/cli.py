@@ -22,6 +22,7 @@ from checker.errors import LeadercheckError, ModelError
 from checker.gate import CaseOutcome, GateCase, GateReport, judge
 from checker.measure import measure
 from checker.render.context import TraceContext
+from checker.render.explain import explain_lines
 from checker.render.files import Written, check_writable, write_trace_files
 from checker.render.gate_report import (
     case_lines,
@@ -32,13 +33,17 @@ from checker.render.gate_report import (
     verdict_table,
 )
 from checker.render.golden import compare_golden, update_golden
+from checker.render.html import overview_html
 from checker.render.progress import ProgressLine
 from checker.render.readme import replace_block
 from checker.render.report import MeasureTable, Run, json_report, report_lines
+from checker.render.trace_file import load_trace
+from checker.replay import Replay, SavedTrace, replay
 from checker.result import CheckResult, Verdict
 from checker.search import check
 from models.catalogue import PROTOCOLS, lookup
 from models.params import ProtocolEntry
+from specs.claims import PROPERTIES
 from specs.expectations import Expectations, load_expectations
 
 EXIT = {Verdict.HOLDS: 0, Verdict.VIOLATED: 1, Verdict.INCOMPLETE: 3}
@@ -55,6 +60,8 @@ class Options:
     out: Path
     as_json: bool
     with_stats: bool = False
+    with_html: bool = False
+    html_dir: Path = Path("counterexamples")
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
@@ -118,6 +125,16 @@ class Options:
     is_flag=True,
     help="With --protocol: also report the protocol's measures (e.g. messages per election).",
 )
+@click.option(
+    "--html",
+    "html_dir",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    metavar="[DIR]",
+    help="Also write an offline HTML page per trace (to DIR, else --out); "
+    "with --all, plus index.html linking every protocol.",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.pass_context
 def main(
@@ -136,12 +153,16 @@ def main(
     update_golden: bool,
     readme: Path | None,
     with_stats: bool,
+    html_dir: str | None,
     debug: bool,
 ) -> None:
     """Exhaustively check a leader-election protocol for two leaders and stale writes."""
     if ctx.invoked_subcommand is not None:
         return
-    opts = Options(params, nodes, max_states, max_depth, out, as_json, with_stats)
+    pages = Path(html_dir) if html_dir else out
+    opts = Options(
+        params, nodes, max_states, max_depth, out, as_json, with_stats, html_dir is not None, pages
+    )
     try:
         expectations = load_expectations()
         if list_protocols:
@@ -202,7 +223,8 @@ def _verify(protocol: ProtocolEntry, expectations: Expectations, opts: Options) 
     if opts.nodes is not None:
         given["nodes"] = str(opts.nodes)
     values = protocol.resolve(given)
-    check_writable(opts.out)
+    out = opts.html_dir if opts.with_html else opts.out
+    check_writable(out)
     properties = expectations.properties(protocol.name)
     if not properties:
         raise LeadercheckError(f"{protocol.name}: specs/expected.toml names no property for it")
@@ -219,7 +241,7 @@ def _verify(protocol: ProtocolEntry, expectations: Expectations, opts: Options) 
     finally:
         if progress is not None:
             progress.clear()
-    written = _write_counterexamples(protocol.name, values, result, opts.out)
+    written = _write_counterexamples(protocol.name, values, result, out, opts.with_html)
     run = Run(protocol.name, values, result, written, expectations.expected(protocol.name))
     tables = _measure(protocol) if opts.with_stats else []
     if opts.as_json:
@@ -280,6 +302,8 @@ def _gate(
         check_writable(opts.out)
     if junit is not None:
         check_writable(junit.parent)
+    if opts.with_html:
+        check_writable(opts.html_dir)
     if not opts.as_json:
         click.echo("\n".join(table_header()))
 
@@ -287,10 +311,19 @@ def _gate(
         fresh = Path(scratch)
 
         outcomes = []
+        pages: dict[str, dict[str, str]] = {}
         for case in cases:
             result = check(case.build(), case.properties)
             outcome = CaseOutcome(case, result, judge(case, result))
             _write_counterexamples(case.name, case.params, result, fresh)
+            if opts.with_html:
+                written = _write_counterexamples(
+                    case.name, case.params, result, opts.html_dir, html=True
+                )
+                pages[case.name] = {
+                    prop: next(p.name for p in w.paths if p.suffix == ".html")
+                    for prop, w in written.items()
+                }
             if not opts.as_json:
                 click.echo("\n".join(case_lines(outcome)))
             outcomes.append(outcome)
@@ -306,6 +339,9 @@ def _gate(
         report = GateReport(report.outcomes, report.extra_findings + tuple(golden_findings))
     if junit is not None:
         junit.write_text(junit_xml(report), encoding="utf-8")
+    if opts.with_html:
+        opts.html_dir.mkdir(parents=True, exist_ok=True)
+        (opts.html_dir / "index.html").write_text(overview_html(report, pages), encoding="utf-8")
     if readme is not None:
         summaries = {name: p.summary for name, p in PROTOCOLS.items()}
         replace_block(readme, README_BLOCK, verdict_table(report, summaries))
@@ -338,11 +374,12 @@ def _file_stems(name: str, result: CheckResult) -> dict[str, str]:
 
 
 def _write_counterexamples(
-    name: str, values: Mapping[str, int], result: CheckResult, out: Path
+    name: str, values: Mapping[str, int], result: CheckResult, out: Path, html: bool = False
 ) -> dict[str, Written]:
     stems = _file_stems(name, result)
+    stats = result.stats if html else None
     return {
-        prop: write_trace_files(out, stem, TraceContext(name, values, result.result(prop)))
+        prop: write_trace_files(out, stem, TraceContext(name, values, result.result(prop)), stats)
         for prop, stem in stems.items()
     }
 
@@ -356,6 +393,124 @@ def _catalogue_lines(expectations: Expectations) -> list[str]:
         for p in protocol.params:
             setting = f"-p {p.name}={p.default}"
             lines.append(f"    {setting:<16} range {p.low}..{p.high}  {p.help}")
+    return lines
+
+
+@main.command("replay")
+@click.argument("trace_file", metavar="TRACE.json", type=click.Path(path_type=Path, dir_okay=False))
+@click.option(
+    "--protocol",
+    "protocol_name",
+    metavar="NAME",
+    help="Replay on this protocol instead, with the file's parameters.",
+)
+@click.pass_context
+def replay_command(ctx: click.Context, trace_file: Path, protocol_name: str | None) -> None:
+    """Re-execute a saved trace; exit 0 if it reproduces, 1 where it parts, 2 if malformed."""
+    try:
+        saved = load_trace(trace_file)
+        recorded_on = _trace_protocol(trace_file, saved.protocol)
+        target = lookup(protocol_name) if protocol_name else recorded_on
+        cross = target.name != recorded_on.name
+        prop = PROPERTIES.get(saved.property_name)
+        if prop is None:
+            raise LeadercheckError(
+                f"{trace_file}: 'property.name' {saved.property_name!r} is not a known property"
+                f" ({', '.join(PROPERTIES)})"
+            )
+        if prop.kind.value != saved.property_kind:
+            raise LeadercheckError(
+                f"{trace_file}: 'property.kind' is {saved.property_kind!r} but"
+                f" {prop.name} is {prop.kind.value!r}"
+            )
+        values = _replay_params(trace_file, target, saved, cross)
+        result = replay(target.build(values), saved, prop, compare_states=not cross)
+    except LeadercheckError as exc:
+        _fail(exc, bool(ctx.find_root().params.get("debug")))
+        ctx.exit(USAGE_ERROR)
+    click.echo("\n".join(_replay_lines(trace_file, saved, target.name, result)))
+    ctx.exit(0 if result.reproduces else 1)
+
+
+@main.command("explain")
+@click.argument("trace_file", metavar="TRACE.json", type=click.Path(path_type=Path, dir_okay=False))
+@click.pass_context
+def explain_command(ctx: click.Context, trace_file: Path) -> None:
+    """Tell a saved trace as prose: one sentence per step, then the broken property."""
+    try:
+        saved = load_trace(trace_file)
+    except LeadercheckError as exc:
+        _fail(exc, bool(ctx.find_root().params.get("debug")))
+        ctx.exit(USAGE_ERROR)
+    click.echo("\n".join(explain_lines(saved)))
+
+
+def _trace_protocol(trace_file: Path, name: str) -> ProtocolEntry:
+    try:
+        return lookup(name)
+    except LeadercheckError as exc:
+        raise LeadercheckError(f"{trace_file}: 'protocol': {exc}") from None
+
+
+def _replay_params(
+    trace_file: Path, protocol: ProtocolEntry, saved: SavedTrace, cross: bool
+) -> dict[str, int]:
+    """The file's parameters for `protocol`: on another protocol, extra ones are ignored."""
+    known = {p.name for p in protocol.params}
+    unknown = [name for name in saved.params if name not in known]
+    if unknown and not cross:
+        raise LeadercheckError(
+            f"{trace_file}: 'params.{unknown[0]}' is not a parameter of {protocol.name}"
+        )
+    missing = [p.name for p in protocol.params if p.name not in saved.params]
+    if missing:
+        raise LeadercheckError(
+            f"{trace_file}: 'params' lacks {', '.join(missing)}, which {protocol.name} requires"
+        )
+    given = {name: str(v) for name, v in saved.params.items() if name in known}
+    try:
+        return protocol.resolve(given)
+    except LeadercheckError as exc:
+        raise LeadercheckError(f"{trace_file}: 'params': {exc}") from None
+
+
+def _replay_lines(trace_file: Path, saved: SavedTrace, target: str, result: Replay) -> list[str]:
+    """The replayed trace as numbered lines, then every difference and the verdict."""
+    total = len(saved.steps) - 1
+    on = f", on {target}" if target != saved.protocol else ""
+    lines = [
+        f"replaying {trace_file}: {saved.protocol} {saved.trace_kind or 'trace'} of {total} steps"
+        f" for {saved.property_name}{on}"
+    ]
+    width = len(str(total))
+    first = saved.steps[0].summary
+    lines.append(f"  {0:>{width}}  initial: " + "; ".join(f"{k} {v}" for k, v in first.items()))
+    for step in result.steps:
+        shown = step.replayed if step.replayed is not None else f"{step.recorded}  [not enabled]"
+        lines.append(f"  {step.index:>{width}}  {shown}")
+    prop, state, last = result.prop, result.final_state, result.last_index
+    assert prop is not None
+    sometimes = prop.kind.value == "sometimes"
+    if result.prop_broken:
+        mark, status = ("reached", "is reached") if sometimes else ("broken", "is broken")
+        lines.append(f"  {'':>{width}}  => {prop.name} {mark}: {prop.why(state)}")
+    else:
+        mark, status = ("not reached", "is not reached") if sometimes else ("holds", "holds")
+        lines.append(f"  {'':>{width}}  => {prop.name} {mark} after step {last}")
+    if result.reproduces:
+        lines.append(f"reproduced: all {total} steps as recorded; {prop.name} {status} again")
+        return lines
+    lines += result.findings
+    if not result.completed:
+        lines.append(f"diverged: the replay stops at step {result.steps[-1].index} of {total}")
+    parting = result.first_parting
+    if parting is not None:
+        lines.append(
+            f"the replay parts from the record at step {parting};"
+            f" {prop.name} {status} after step {last}"
+        )
+    else:
+        lines.append(f"every step is as recorded, but {prop.name} {status} at the end")
     return lines
 
 

@@ -74,7 +74,6 @@ no_stale_write = always(
 )
 
 
-
 def _ack_lost(state: Any) -> bool:
     return bool(getattr(state.extra, "ack_lost", False))
 

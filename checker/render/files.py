@@ -16,8 +16,10 @@ from pathlib import Path
 from checker.errors import LeadercheckError
 from checker.render.context import TraceContext
 from checker.render.dot import trace_to_dot
+from checker.render.html import trace_to_html
 from checker.render.svg import SvgUnavailable, dot_to_svg
 from checker.render.trace_json import trace_to_json
+from checker.result import Stats
 
 
 @dataclass(frozen=True)
@@ -48,14 +50,20 @@ def check_writable(directory: Path) -> None:
             path.rmdir()
 
 
-def write_trace_files(directory: Path, stem: str, ctx: TraceContext) -> Written:
+def write_trace_files(
+    directory: Path, stem: str, ctx: TraceContext, html_stats: Stats | None = None
+) -> Written:
+    """JSON, DOT and (with `dot`) SVG; with `html_stats`, also the interactive HTML page."""
     dot = trace_to_dot(ctx)
     contents = {f"{stem}.json": trace_to_json(ctx), f"{stem}.dot": dot}
     note = None
+    svg = None
     try:
-        contents[f"{stem}.svg"] = dot_to_svg(dot)
+        svg = contents[f"{stem}.svg"] = dot_to_svg(dot)
     except SvgUnavailable as exc:
         note = str(exc)
+    if html_stats is not None:
+        contents[f"{stem}.html"] = trace_to_html(ctx, svg, html_stats, ctx.params)
     try:
         directory.mkdir(parents=True, exist_ok=True)
         staged: list[tuple[Path, Path]] = []

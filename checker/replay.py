@@ -1,0 +1,244 @@
+"""Re-executing a saved trace on a model, step by step, and saying where it parts from the record.
+
+The saved trace is matched action by action against the successors of the current
+state: an action is found by (name, actor, target); a differing note is where two
+variants of a protocol part; an action that is not enabled ends the replay. When the
+model is the one that recorded the trace, each replayed state is also compared with
+the recorded full state. Protocol-agnostic: the caller supplies the model and the
+property.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from checker.errors import ModelError
+from checker.model import Action, Model
+from checker.properties import Kind, Property
+
+JsonState = Mapping[str, Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class RecordedStep:
+    """One step as a trace file holds it; `action` is None for the initial state."""
+
+    index: int
+    action: Action | None
+    summary: Mapping[str, str]
+    state: JsonState
+
+
+@dataclass(frozen=True)
+class SavedTrace:
+    """A parsed trace file: which model made it, the property, and the recorded steps."""
+
+    protocol: str
+    params: Mapping[str, int]
+    property_name: str
+    property_kind: str
+    property_description: str
+    verdict: str
+    trace_kind: str
+    reason: str
+    steps: tuple[RecordedStep, ...]
+
+    @property
+    def actions(self) -> tuple[Action, ...]:
+        return tuple(s.action for s in self.steps[1:] if s.action is not None)
+
+
+@dataclass(frozen=True)
+class ReplayedStep:
+    """The outcome of one recorded step: the replayed action (None if not enabled)."""
+
+    index: int
+    recorded: Action
+    replayed: Action | None
+    state_differences: tuple[str, ...] = ()
+
+    @property
+    def enabled(self) -> bool:
+        return self.replayed is not None
+
+    @property
+    def note_differs(self) -> bool:
+        return self.replayed is not None and self.replayed.note != self.recorded.note
+
+    @property
+    def exact(self) -> bool:
+        return self.enabled and not self.note_differs and not self.state_differences
+
+    def finding(self) -> str | None:
+        """One line saying how this step differs from the record, or None if it does not."""
+        if self.replayed is None:
+            return f"step {self.index}: {self.recorded} is not enabled"
+        if self.note_differs:
+            return f"step {self.index}: {self.replayed}, recorded: {self.recorded.note or '(none)'}"
+        if self.state_differences:
+            return f"step {self.index}: the state differs from the recorded one: " + "; ".join(
+                self.state_differences
+            )
+        return None
+
+
+@dataclass(frozen=True)
+class Replay:
+    """Every replayed step, the state reached, and the property judged on it."""
+
+    initial_differences: tuple[str, ...]
+    steps: tuple[ReplayedStep, ...]
+    final_state: Any
+    prop: Property | None
+    prop_broken: bool | None  # ALWAYS: predicate false; SOMETIMES: predicate true
+    total_steps: int
+
+    @property
+    def completed(self) -> bool:
+        return len(self.steps) == self.total_steps and all(s.enabled for s in self.steps)
+
+    @property
+    def last_index(self) -> int:
+        """The index of the last step that was actually executed (0: none was)."""
+        executed = [s.index for s in self.steps if s.enabled]
+        return executed[-1] if executed else 0
+
+    @property
+    def findings(self) -> list[str]:
+        lines = []
+        if self.initial_differences:
+            lines.append(
+                "step 0: no initial state matches the recorded one: "
+                + "; ".join(self.initial_differences)
+            )
+        lines += [f for s in self.steps if (f := s.finding()) is not None]
+        return lines
+
+    @property
+    def first_parting(self) -> int | None:
+        """The step where the replay first differs from the record, if any."""
+        if self.initial_differences:
+            return 0
+        for s in self.steps:
+            if not s.exact:
+                return s.index
+        return None
+
+    @property
+    def reproduces(self) -> bool:
+        """Every step enabled, same notes and states, and the property still breaks."""
+        return self.completed and self.first_parting is None and self.prop_broken is True
+
+
+def normalise(view: Mapping[str, Mapping[str, object]]) -> dict[str, dict[str, Any]]:
+    """A model's `describe` output as it reads back from a trace file."""
+    loaded: dict[str, dict[str, Any]] = json.loads(
+        json.dumps({k: dict(v) for k, v in view.items()})
+    )
+    return loaded
+
+
+def state_differences(recorded: JsonState, replayed: JsonState, limit: int = 3) -> tuple[str, ...]:
+    """Short descriptions of the fields where two full states differ, at most `limit`."""
+    found: list[str] = []
+    for part in sorted(set(recorded) | set(replayed)):
+        old, new = recorded.get(part), replayed.get(part)
+        if old == new:
+            continue
+        if old is None or new is None:
+            found.append(f"{part} is {'missing from the replay' if new is None else 'new'}")
+            continue
+        for key in sorted(set(old) | set(new)):
+            if old.get(key) != new.get(key):
+                found.append(
+                    f"{part}.{key}: recorded {json.dumps(old.get(key))}, "
+                    f"replayed {json.dumps(new.get(key))}"
+                )
+    if len(found) > limit:
+        found = found[:limit] + [f"{len(found) - limit} more"]
+    return tuple(found)
+
+
+def _key(action: Action) -> tuple[str, str, str | None]:
+    return (action.name, action.actor, action.target)
+
+
+def _successors(model: Model[Any], state: Any, index: int) -> list[tuple[Action, Any]]:
+    try:
+        return list(model.successors(state))
+    except Exception as exc:  # a model bug: report it with where the replay was
+        raise ModelError(f"the model raised at step {index} of the replay: {exc!r}") from exc
+
+
+def _start(model: Model[Any], saved: SavedTrace, compare: bool) -> tuple[Any, tuple[str, ...]]:
+    """The initial state to replay from, and how it differs from the record (if compared)."""
+    initials = list(model.initial_states())
+    if not initials:
+        raise ModelError("the model has no initial state")
+    first = saved.steps[0]
+    if compare:
+        for s in initials:
+            if normalise(model.describe(s)) == first.state:
+                return s, ()
+        return initials[0], state_differences(first.state, normalise(model.describe(initials[0])))
+    for s in initials:
+        if dict(model.summary(s)) == dict(first.summary):
+            return s, ()
+    return initials[0], ()
+
+
+def _best(
+    model: Model[Any],
+    candidates: list[tuple[Action, Any]],
+    recorded: Action,
+    recorded_state: JsonState,
+    compare_states: bool,
+) -> tuple[Action, Any]:
+    """The candidate with the recorded note and state if there is one, else the first."""
+
+    def rank(pair: tuple[Action, Any]) -> int:
+        action, nxt = pair
+        same_note = action.note == recorded.note
+        same_state = compare_states and normalise(model.describe(nxt)) == recorded_state
+        return -(2 * same_note + same_state)
+
+    return min(candidates, key=rank)
+
+
+def replay(
+    model: Model[Any],
+    saved: SavedTrace,
+    prop: Property | None = None,
+    compare_states: bool = True,
+) -> Replay:
+    """Re-execute `saved` on `model`; stop at the first recorded action that is not enabled.
+
+    `compare_states` compares every replayed state with the recorded one (only meaningful
+    on the model that recorded the trace). `prop`, when given, is judged on the last
+    state reached.
+    """
+    state, initial_diff = _start(model, saved, compare_states)
+    done: list[ReplayedStep] = []
+    for step in saved.steps[1:]:
+        assert step.action is not None
+        recorded = step.action
+        candidates = [
+            (a, s) for a, s in _successors(model, state, step.index) if _key(a) == _key(recorded)
+        ]
+        if not candidates:
+            done.append(ReplayedStep(step.index, recorded, None))
+            break
+
+        action, state = _best(model, candidates, recorded, step.state, compare_states)
+        diffs: tuple[str, ...] = ()
+        if compare_states:
+            diffs = state_differences(step.state, normalise(model.describe(state)))
+        done.append(ReplayedStep(step.index, recorded, action, diffs))
+    broken: bool | None = None
+    if prop is not None:
+        holds = bool(prop.predicate(state))
+        broken = not holds if prop.kind is Kind.ALWAYS else holds
+    return Replay(initial_diff, tuple(done), state, prop, broken, len(saved.steps) - 1)

@@ -1,0 +1,109 @@
+"""Replaying saved traces on models: exact reproduction, a differing note, a disabled action."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from checker import LeadercheckError
+from checker.render.explain import explain_lines
+from checker.render.trace_file import load_trace, parse_trace
+from checker.replay import replay
+from models.catalogue import lookup
+from specs import PROPERTIES
+
+ROOT = Path(__file__).resolve().parents[2]
+LEASE = ROOT / "counterexamples" / "lease-no-fencing.json"
+
+
+def _model(name: str, params: dict[str, int]):  # type: ignore[no-untyped-def]
+    protocol = lookup(name)
+    return protocol.build(protocol.resolve({k: str(v) for k, v in params.items()}))
+
+
+def test_the_committed_trace_reproduces_exactly() -> None:
+    saved = load_trace(LEASE)
+    result = replay(_model(saved.protocol, dict(saved.params)), saved, PROPERTIES["no-stale-write"])
+    assert result.completed and result.reproduces
+    assert result.findings == [] and result.first_parting is None
+    assert [s.replayed for s in result.steps] == list(saved.actions)
+
+
+def test_on_the_fenced_variant_the_traces_part_at_the_stale_write() -> None:
+    saved = load_trace(LEASE)
+    model = _model("lease-fencing", dict(saved.params))
+    result = replay(model, saved, PROPERTIES["no-stale-write"], compare_states=False)
+    assert result.completed and not result.reproduces
+    assert result.first_parting == 10 and result.prop_broken is False
+    assert result.findings == [
+        "step 10: n1 -> storage: write (token 1 rejected: 1 < 2), recorded: token 1 accepted"
+    ]
+
+
+def test_an_action_that_is_not_enabled_stops_the_replay() -> None:
+    doc = json.loads(LEASE.read_text())
+    doc["steps"][6]["action"]["actor"] = "n3"  # n3 acquires, but the recorded state says n2
+    saved = parse_trace(json.dumps(doc))
+    result = replay(_model(saved.protocol, dict(saved.params)), saved, PROPERTIES["no-stale-write"])
+    assert not result.reproduces and result.first_parting == 6
+    assert result.findings[0].startswith("step 6: the state differs from the recorded one")
+    doc["steps"][3]["action"]["name"] = "crash-loop"
+    saved = parse_trace(json.dumps(doc))
+    result = replay(_model(saved.protocol, dict(saved.params)), saved, PROPERTIES["no-stale-write"])
+    assert not result.completed and len(result.steps) == 3
+    assert result.findings == ["step 3: n1: crash-loop (process pause begins) is not enabled"]
+    assert result.prop_broken is False
+
+
+def test_an_edited_recorded_state_is_a_divergence_at_that_step() -> None:
+    doc = json.loads(LEASE.read_text())
+    doc["steps"][4]["state"]["store"]["ttl_left"] = 7
+    saved = parse_trace(json.dumps(doc))
+    result = replay(_model(saved.protocol, dict(saved.params)), saved, PROPERTIES["no-stale-write"])
+    assert result.completed and not result.reproduces and result.first_parting == 4
+    assert result.findings == [
+        "step 4: the state differs from the recorded one: store.ttl_left: recorded 7, replayed 1"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (lambda d: d.pop("schema"), "'schema'"),
+        (lambda d: d.update(schema="other/2"), "expected 'leadercheck.trace/1'"),
+        (lambda d: d.update(params={"nodes": "3"}), "'params.nodes'"),
+        (lambda d: d.update(steps={}), "'steps' must be a list"),
+        (lambda d: d["steps"][2]["action"].pop("actor"), "'steps[2].action.actor'"),
+        (lambda d: d["steps"][0].update(action={}), "'steps[0].action'"),
+        (lambda d: d.update(length=3), "'length'"),
+    ],
+)
+def test_a_malformed_file_names_the_field(edit, field) -> None:  # type: ignore[no-untyped-def]
+    doc = json.loads(LEASE.read_text())
+    edit(doc)
+    with pytest.raises(LeadercheckError, match="^t.json: .*" + re.escape(field)):
+        parse_trace(json.dumps(doc), "t.json")
+
+
+def test_not_json_and_not_an_object() -> None:
+    with pytest.raises(LeadercheckError, match="not JSON"):
+        parse_trace("{", "t.json")
+    with pytest.raises(LeadercheckError, match="not a JSON object"):
+        parse_trace("[1]", "t.json")
+
+
+def test_explain_has_one_sentence_per_step() -> None:
+    saved = load_trace(LEASE)
+    lines = explain_lines(saved)
+    steps = [line for line in lines if line.startswith("Step ")]
+    assert len(steps) == 10 and all(line.endswith(".") for line in steps)
+    assert steps[2] == (
+        'Step 3: n1 does "pause" (process pause begins) while it is "leader t1, write t1 pending";'
+        ' afterwards n1 is "paused, leader t1, write t1 pending"'
+        ' (was "leader t1, write t1 pending").'
+    )
+    assert lines[-1].startswith("The property no-stale-write")
+    assert lines[-1].endswith("below epoch 2, which it had already accepted.")
