@@ -20,6 +20,7 @@ import click
 
 from checker.errors import LeadercheckError, ModelError
 from checker.gate import CaseOutcome, GateCase, GateReport, judge
+from checker.graph import StateGraph, state_graph
 from checker.measure import measure
 from checker.render.context import TraceContext
 from checker.render.explain import explain_lines
@@ -37,6 +38,7 @@ from checker.render.html import overview_html
 from checker.render.progress import ProgressLine
 from checker.render.readme import replace_block
 from checker.render.report import MeasureTable, Run, json_report, report_lines
+from checker.render.state_graph import state_graph_dot
 from checker.render.trace_file import load_trace
 from checker.replay import Replay, SavedTrace, replay
 from checker.result import CheckResult, Verdict
@@ -62,6 +64,7 @@ class Options:
     with_stats: bool = False
     with_html: bool = False
     html_dir: Path = Path("counterexamples")
+    state_graph: bool = False
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
@@ -135,6 +138,14 @@ class Options:
     help="Also write an offline HTML page per trace (to DIR, else --out); "
     "with --all, plus index.html linking every protocol.",
 )
+@click.option(
+    "--diagram",
+    type=click.Choice(["sequence", "state-graph"]),
+    default="sequence",
+    show_default=True,
+    help="state-graph: also draw the explored state graph with the trace in red "
+    "(<protocol>.state-graph.dot/.svg; small models only).",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.pass_context
 def main(
@@ -154,6 +165,7 @@ def main(
     readme: Path | None,
     with_stats: bool,
     html_dir: str | None,
+    diagram: str,
     debug: bool,
 ) -> None:
     """Exhaustively check a leader-election protocol for two leaders and stale writes."""
@@ -161,7 +173,16 @@ def main(
         return
     pages = Path(html_dir) if html_dir else out
     opts = Options(
-        params, nodes, max_states, max_depth, out, as_json, with_stats, html_dir is not None, pages
+        params=params,
+        nodes=nodes,
+        max_states=max_states,
+        max_depth=max_depth,
+        out=out,
+        as_json=as_json,
+        with_stats=with_stats,
+        with_html=html_dir is not None,
+        html_dir=pages,
+        state_graph=diagram == "state-graph",
     )
     try:
         expectations = load_expectations()
@@ -179,9 +200,10 @@ def main(
             if used:
                 raise click.UsageError(f"{used[0]} needs --all")
         if run_all:
-            if protocol_name or params or nodes is not None or with_stats:
+            if protocol_name or params or nodes is not None or with_stats or diagram != "sequence":
                 raise click.UsageError(
-                    "--all runs every protocol at its defaults; drop --protocol/-p/--nodes/--stats"
+                    "--all runs every protocol at its defaults; "
+                    "drop --protocol/-p/--nodes/--stats/--diagram"
                 )
             if check_golden and update_golden:
                 raise click.UsageError("--check-golden and --update-golden exclude each other")
@@ -229,6 +251,7 @@ def _verify(protocol: ProtocolEntry, expectations: Expectations, opts: Options) 
     if not properties:
         raise LeadercheckError(f"{protocol.name}: specs/expected.toml names no property for it")
     model = protocol.build(values)
+    graph = state_graph(model) if opts.state_graph else None  # refuse a big model up front
     progress = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
     try:
         result = check(
@@ -241,7 +264,7 @@ def _verify(protocol: ProtocolEntry, expectations: Expectations, opts: Options) 
     finally:
         if progress is not None:
             progress.clear()
-    written = _write_counterexamples(protocol.name, values, result, out, opts.with_html)
+    written = _write_counterexamples(protocol.name, values, result, out, opts.with_html, graph)
     run = Run(protocol.name, values, result, written, expectations.expected(protocol.name))
     tables = _measure(protocol) if opts.with_stats else []
     if opts.as_json:
@@ -374,14 +397,21 @@ def _file_stems(name: str, result: CheckResult) -> dict[str, str]:
 
 
 def _write_counterexamples(
-    name: str, values: Mapping[str, int], result: CheckResult, out: Path, html: bool = False
+    name: str,
+    values: Mapping[str, int],
+    result: CheckResult,
+    out: Path,
+    html: bool = False,
+    graph: StateGraph | None = None,
 ) -> dict[str, Written]:
     stems = _file_stems(name, result)
     stats = result.stats if html else None
-    return {
-        prop: write_trace_files(out, stem, TraceContext(name, values, result.result(prop)), stats)
-        for prop, stem in stems.items()
-    }
+    written = {}
+    for prop, stem in stems.items():
+        ctx = TraceContext(name, values, result.result(prop))
+        drawn = state_graph_dot(graph, ctx) if graph is not None else None
+        written[prop] = write_trace_files(out, stem, ctx, stats, drawn)
+    return written
 
 
 def _catalogue_lines(expectations: Expectations) -> list[str]:

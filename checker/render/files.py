@@ -51,9 +51,14 @@ def check_writable(directory: Path) -> None:
 
 
 def write_trace_files(
-    directory: Path, stem: str, ctx: TraceContext, html_stats: Stats | None = None
+    directory: Path,
+    stem: str,
+    ctx: TraceContext,
+    html_stats: Stats | None = None,
+    state_graph_dot: str | None = None,
 ) -> Written:
-    """JSON, DOT and (with `dot`) SVG; with `html_stats`, also the interactive HTML page."""
+    """JSON, DOT and (with `dot`) SVG; with `html_stats`, also the interactive HTML page;
+    with `state_graph_dot`, also `<stem>.state-graph.dot` and its SVG."""
     dot = trace_to_dot(ctx)
     contents = {f"{stem}.json": trace_to_json(ctx), f"{stem}.dot": dot}
     note = None
@@ -62,6 +67,10 @@ def write_trace_files(
         svg = contents[f"{stem}.svg"] = dot_to_svg(dot)
     except SvgUnavailable as exc:
         note = str(exc)
+    if state_graph_dot is not None:
+        contents[f"{stem}.state-graph.dot"] = state_graph_dot
+        if note is None:
+            contents[f"{stem}.state-graph.svg"] = dot_to_svg(state_graph_dot)
     if html_stats is not None:
         contents[f"{stem}.html"] = trace_to_html(ctx, svg, html_stats, ctx.params)
     try:
