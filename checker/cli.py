@@ -421,8 +421,9 @@ def _catalogue_lines(expectations: Expectations) -> list[str]:
         verdicts = ", ".join(f"{p} {v.value}" for p, v in expectations.expected(name).items())
         lines.append(f"    expected: {verdicts or 'none recorded'}")
         for p in protocol.params:
-            setting = f"-p {p.name}={p.default}"
-            lines.append(f"    {setting:<16} range {p.low}..{p.high}  {p.help}")
+            setting = f"-p {p.name}={p.choices[p.default] if p.choices else p.default}"
+            values = "|".join(p.choices) if p.choices else f"range {p.low}..{p.high}"
+            lines.append(f"    {setting:<16} {values}  {p.help}")
     return lines
 
 

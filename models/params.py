@@ -22,11 +22,19 @@ class Param:
     low: int
     high: int
     help: str
+    choices: tuple[str, ...] = ()  # names for the values low.. in order (e.g. a variant)
 
     def parse(self, protocol: str, text: str) -> int:
+        if text in self.choices:
+            return self.low + self.choices.index(text)
         try:
             value = int(text)
         except ValueError:
+            if self.choices:
+                raise LeadercheckError(
+                    f"{protocol}: parameter {self.name} must be one of "
+                    f"{', '.join(self.choices)}, got {text!r}"
+                ) from None
             raise LeadercheckError(
                 f"{protocol}: parameter {self.name} must be an integer, got {text!r}"
             ) from None
@@ -35,6 +43,11 @@ class Param:
                 f"{protocol}: parameter {self.name}={value} is out of range {self.low}..{self.high}"
             )
         return value
+
+
+def choice(name: str, default: str, choices: tuple[str, ...], help: str) -> Param:
+    """A parameter named by one of `choices`; its value is the choice's position (from 0)."""
+    return Param(name, choices.index(default), 0, len(choices) - 1, help, choices)
 
 
 @dataclass(frozen=True)

@@ -73,3 +73,16 @@ def test_messages_are_a_set_in_a_fixed_order() -> None:
     a, b = Message("hb", 2, 1), Message("hb", 1, 2)
     assert Network().send(a, b) == Network().send(b, a).send(a)
     assert Network().send(a, b).msgs == (b, a)
+
+
+def test_a_choice_parameter_takes_a_name_or_its_position() -> None:
+    from checker import LeadercheckError
+    from models.params import choice
+
+    variant = choice("variant", "correct", ("correct", "noquorum", "forgetvote"), "which")
+    assert variant.default == 0
+    assert variant.parse("p", "forgetvote") == 2 and variant.parse("p", "1") == 1
+    import pytest
+
+    with pytest.raises(LeadercheckError, match="one of correct, noquorum, forgetvote"):
+        variant.parse("p", "quorum")
