@@ -18,6 +18,7 @@ from pathlib import Path
 
 import click
 
+from checker.bench import CASES, bench_lines, run_case
 from checker.errors import LeadercheckError, ModelError
 from checker.gate import CaseOutcome, GateCase, GateReport, judge
 from checker.graph import StateGraph, state_graph
@@ -543,6 +544,36 @@ def _replay_lines(trace_file: Path, saved: SavedTrace, target: str, result: Repl
     else:
         lines.append(f"every step is as recorded, but {prop.name} {status} at the end")
     return lines
+
+
+@main.command("bench")
+@click.option("--repeat", type=click.IntRange(1, 20), default=3, show_default=True)
+@click.option("--large", is_flag=True, help="Also run the long, memory-hungry sizes.")
+@click.option("--only", metavar="MODEL", help="Only the benchmarks of this model.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object, for tracking over time.")
+@click.pass_context
+def bench_command(
+    ctx: click.Context, repeat: int, large: bool, only: str | None, as_json: bool
+) -> None:
+    """Time the benchmark models (../shared/benchmarks), each run in a fresh process."""
+    cases = [c for c in CASES if (large or not c.large) and (only is None or c.protocol == only)]
+    try:
+        for case in cases:
+            lookup(case.protocol)
+        if not cases:
+            raise LeadercheckError(f"no benchmark of model {only!r}")
+        rows = []
+        for case in cases:
+            rows.append(run_case(case, repeat))
+            if not as_json:
+                click.echo(f"  done: {case.label}", err=True)
+    except LeadercheckError as exc:
+        _fail(exc, False)
+        ctx.exit(USAGE_ERROR)
+    if as_json:
+        click.echo(json.dumps({"repeat": repeat, "benchmarks": [r.to_json() for r in rows]}))
+    else:
+        click.echo("\n".join(bench_lines(rows)))
 
 
 if __name__ == "__main__":

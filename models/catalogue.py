@@ -13,10 +13,12 @@ from models import (
     heartbeat,
     k8s_lease,
     lease,
+    lease_bench,
     lease_confirmation,
     lease_row,
     patroni,
     raft,
+    raft_election,
     zookeeper,
 )
 from models.params import ProtocolEntry, did_you_mean
@@ -32,6 +34,9 @@ _MODULES = (
     heartbeat,
     bully,
     gossip,
+    # benchmark models, exactly as ../shared/benchmarks/ defines them
+    raft_election,
+    lease_bench,
 )
 
 PROTOCOLS: dict[str, ProtocolEntry] = {p.name: p for m in _MODULES for p in m.PROTOCOLS}

@@ -1,0 +1,121 @@
+"""`verify bench`: timed runs of the benchmark models, each in a fresh process.
+
+A fresh process per run makes peak memory mean something: the peak resident size of a
+run minus that of a run that stops after one state is what the search itself used,
+which divided by the distinct states gives bytes per state. Seconds are the median
+of the repeats; the machine is noisy, so compare medians and ratios, not single runs.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from checker.errors import LeadercheckError
+
+
+@dataclass(frozen=True)
+class BenchCase:
+    protocol: str
+    params: tuple[tuple[str, str], ...]
+    large: bool = False  # only with --large: long or memory-hungry
+
+    @property
+    def label(self) -> str:
+        return f"{self.protocol} " + " ".join(f"{k}={v}" for k, v in self.params)
+
+
+def _case(protocol: str, large: bool = False, **params: object) -> BenchCase:
+    return BenchCase(protocol, tuple((k, str(v)) for k, v in params.items()), large)
+
+
+CASES = (
+    _case("raft-election", N=3, NC=3, MaxTerm=2, variant="correct"),
+    _case("raft-election", N=3, NC=2, MaxTerm=3, variant="correct"),
+    _case("raft-election", N=5, NC=2, MaxTerm=2, variant="correct"),
+    _case("raft-election", large=True, N=4, NC=4, MaxTerm=2, variant="correct"),
+    _case("lease-bench", N=2, TTL=2, MaxTime=8, fencing="true"),
+    _case("lease-bench", N=3, TTL=2, MaxTime=6, fencing="true"),
+    _case("lease-bench", large=True, N=3, TTL=4, MaxTime=20, fencing="true"),
+)
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    case: BenchCase
+    distinct: int
+    generated: int
+    depth: int
+    seconds: float  # median over the repeats
+    peak_bytes: int
+    search_bytes: int  # peak minus the peak of a process that stops after one state
+
+    @property
+    def states_per_second(self) -> float:
+        return self.distinct / self.seconds if self.seconds else 0.0
+
+    @property
+    def bytes_per_state(self) -> float:
+        return self.search_bytes / self.distinct if self.distinct else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model": self.case.protocol,
+            "params": dict(self.case.params),
+            "distinct_states": self.distinct,
+            "generated_states": self.generated,
+            "depth": self.depth,
+            "seconds": round(self.seconds, 4),
+            "states_per_second": round(self.states_per_second, 1),
+            "peak_memory_bytes": self.peak_bytes,
+            "bytes_per_state": round(self.bytes_per_state, 1),
+        }
+
+
+def _run(protocol: str, params: Sequence[tuple[str, str]], extra: Sequence[str]) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="leadercheck-bench-") as out:
+        args = [sys.executable, "-m", "checker.cli", "--protocol", protocol, "--json"]
+        args += [a for k, v in params for a in ("-p", f"{k}={v}")]
+        args += ["--out", out, *extra]
+        proc = subprocess.run(args, capture_output=True, text=True, check=False)
+    if proc.returncode not in (0, 1, 3):
+        raise LeadercheckError(f"benchmark {protocol} failed: {proc.stderr.strip()[:300]}")
+    doc: dict[str, Any] = json.loads(proc.stdout)
+    return doc
+
+
+def run_case(case: BenchCase, repeat: int) -> BenchRow:
+    runs = [_run(case.protocol, case.params, []) for _ in range(repeat)]
+    baseline = _run(case.protocol, case.params, ["--max-states", "1"])
+    stats = runs[0]["stats"]
+    peak = max(r["stats"]["peak_memory_bytes"] for r in runs)
+    return BenchRow(
+        case,
+        distinct=stats["distinct_states"],
+        generated=stats["generated_states"],
+        depth=stats["depth"],
+        seconds=statistics.median(r["stats"]["seconds"] for r in runs),
+        peak_bytes=peak,
+        search_bytes=max(0, peak - baseline["stats"]["peak_memory_bytes"]),
+    )
+
+
+def bench_lines(rows: Sequence[BenchRow]) -> list[str]:
+    head = (
+        f"{'model and size':<46} {'distinct':>10} {'generated':>11} {'depth':>5} "
+        f"{'seconds':>8} {'states/s':>9} {'peak MiB':>9} {'B/state':>8}"
+    )
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(
+            f"{r.case.label:<46} {r.distinct:>10,} {r.generated:>11,} {r.depth:>5} "
+            f"{r.seconds:>8.2f} {r.states_per_second:>9,.0f} "
+            f"{r.peak_bytes / 2**20:>9.1f} {r.bytes_per_state:>8.0f}"
+        )
+    return lines

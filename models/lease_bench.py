@@ -1,0 +1,222 @@
+"""lease-bench: the lease-fencing benchmark, exactly as ../shared/benchmarks/lease-fencing.md.
+
+The same transition system is written in TLA+ (TLC) and Promela (Spin); this model
+enumerates the same action instances so that distinct states, generated states and
+the diameter match the reference counts of that document.
+
+A state is the tuple `(now, holder, expiresAt, token, myTok, myExp, paused, hiEpoch,
+stale)` and nothing else. The shared claims read it through derived views only:
+`leaders()`, `nodes` (per-node views) and `storage` (a `Storage(hiEpoch, stale)`).
+
+Instances, in this fixed order: `Acquire(i)` for i = 1..N, then `Renew(i)`,
+`Write(i)`, `Pause(i)`, `Resume(i)` likewise, then `Tick`. Each enabled instance
+yields exactly one successor, self-loops included (a renew that changes nothing, a
+rejected write), so generated states = 1 + the sum of enabled instances.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import NamedTuple
+
+from checker.model import Action, Model
+from models.cluster import STORAGE, STORE, Storage, node_name
+from models.cluster.nodes import CLOCK, with_life
+from models.params import Param, ProtocolEntry, choice
+
+
+class BenchNode(NamedTuple):
+    """A read-only view of node i, derived from the state (not part of it)."""
+
+    tok: int  # myTok[i]: the lease token it believes it holds; 0: not leader
+    exp: int  # myExp[i]: that lease's expiry as it knows it
+    paused: bool
+    up: bool = True  # the benchmark has no crashes
+
+    @property
+    def is_leader(self) -> bool:
+        return self.tok != 0
+
+    @property
+    def role(self) -> str:
+        return "leader" if self.tok else "follower"
+
+    @property
+    def epoch(self) -> int | None:
+        return self.tok or None
+
+    @property
+    def tenure(self) -> int:
+        return self.tok
+
+
+class BenchState(NamedTuple):
+    """The nine components of the reference state; two states are equal iff these are."""
+
+    now: int
+    holder: int  # 0: the lease was never taken
+    expires_at: int
+    token: int
+    my_tok: tuple[int, ...]
+    my_exp: tuple[int, ...]
+    paused: tuple[bool, ...]
+    hi_epoch: int
+    stale: bool
+
+    def leaders(self) -> list[tuple[int, int | None]]:
+        return [(i, t) for i, t in enumerate(self.my_tok, start=1) if t]
+
+    @property
+    def nodes(self) -> tuple[BenchNode, ...]:
+        return tuple(BenchNode(*v) for v in zip(self.my_tok, self.my_exp, self.paused, strict=True))
+
+    @property
+    def storage(self) -> Storage:
+        return Storage(self.hi_epoch, self.stale)
+
+
+TICK = Action("tick", CLOCK)
+
+
+class LeaseBenchModel(Model[BenchState]):
+    """Lease with TTL in a store, GC pauses, storage with or without fencing tokens."""
+
+    def __init__(self, n: int, ttl: int, max_time: int, fencing: bool) -> None:
+        self.n = n
+        self.ttl = ttl
+        self.max_time = max_time
+        self.fencing = fencing
+        names = [node_name(i) for i in range(1, n + 1)]
+        self._acquire = [Action("acquire", name, STORE) for name in names]
+        self._renew = [Action("renew", name, STORE) for name in names]
+        self._pause = [Action("pause", name) for name in names]
+        self._resume = [Action("resume", name) for name in names]
+        self._names = names
+
+    def initial_states(self) -> Sequence[BenchState]:
+        zeros = (0,) * self.n
+        return (BenchState(0, 0, 0, 0, zeros, zeros, (False,) * self.n, 0, False),)
+
+    def successors(self, state: BenchState) -> Iterator[tuple[Action, BenchState]]:
+        now, holder, expires_at, token, my_tok, my_exp, paused, hi_epoch, stale = state
+        n = self.n
+        new_exp = now + self.ttl
+        # Acquire(i): the lease is free (never taken: expiresAt = 0) or expired.
+        if now >= expires_at:
+            k = token + 1
+            for j in range(n):
+                if not paused[j] and not my_tok[j]:
+                    after = BenchState(
+                        now,
+                        j + 1,
+                        new_exp,
+                        k,
+                        my_tok[:j] + (k,) + my_tok[j + 1 :],
+                        my_exp[:j] + (new_exp,) + my_exp[j + 1 :],
+                        paused,
+                        hi_epoch,
+                        stale,
+                    )
+                    yield self._acquire[j], after
+        # Renew(i): only the holder of the current, valid lease (a self-loop if nothing moves).
+        elif holder and token == my_tok[holder - 1] and not paused[holder - 1]:
+            j = holder - 1
+            exp = my_exp[:j] + (new_exp,) + my_exp[j + 1 :]
+            yield self._renew[j], state._replace(expires_at=new_exp, my_exp=exp)
+        # Write(i): every running node that believes it leads, with its token.
+        for j in range(n):
+            if my_tok[j] and not paused[j]:
+                yield self._write(state, j, my_tok[j])
+        # Pause(i), Resume(i), then Tick: the environment.
+        for j in range(n):
+            if not paused[j]:
+                yield self._pause[j], state._replace(paused=paused[:j] + (True,) + paused[j + 1 :])
+        for j in range(n):
+            if paused[j]:
+                yield (
+                    self._resume[j],
+                    state._replace(paused=paused[:j] + (False,) + paused[j + 1 :]),
+                )
+        if now < self.max_time:
+            yield TICK, self._tick(state)
+
+    def _tick(self, state: BenchState) -> BenchState:
+        t = state.now + 1
+        my_tok, my_exp, paused = state.my_tok, state.my_exp, state.paused
+        # A running believer drops its lease at the tick whose new time reaches its expiry.
+        if any(tok and not p and t >= e for tok, e, p in zip(my_tok, my_exp, paused, strict=True)):
+            keep = [
+                bool(p or not tok or t < e)
+                for tok, e, p in zip(my_tok, my_exp, paused, strict=True)
+            ]
+            my_tok = tuple(v if k else 0 for v, k in zip(my_tok, keep, strict=True))
+            my_exp = tuple(v if k else 0 for v, k in zip(my_exp, keep, strict=True))
+            return state._replace(now=t, my_tok=my_tok, my_exp=my_exp)
+        return state._replace(now=t)
+
+    def _write(self, state: BenchState, j: int, e: int) -> tuple[Action, BenchState]:
+        name = self._names[j]
+        if e >= state.hi_epoch:
+            return (
+                Action("write", name, STORAGE, f"token {e} accepted"),
+                state._replace(hi_epoch=e),
+            )
+        if self.fencing:
+            return Action("write", name, STORAGE, f"token {e} rejected"), state
+        return (
+            Action("write", name, STORAGE, f"token {e} accepted out of order"),
+            state._replace(stale=True),
+        )
+
+    def describe(self, state: BenchState) -> Mapping[str, Mapping[str, object]]:
+        out: dict[str, Mapping[str, object]] = {}
+        for i, node in enumerate(state.nodes, start=1):
+            out[node_name(i)] = {
+                "paused": node.paused,
+                "role": node.role,
+                "lease_token": node.tok,
+                "lease_expires_at": node.exp,
+            }
+        out[STORE] = {
+            "now": state.now,
+            "holder": node_name(state.holder) if state.holder else None,
+            "expires_at": state.expires_at,
+            "token": state.token,
+        }
+        out[STORAGE] = {**state.storage.describe(), "fencing": self.fencing}
+        return out
+
+    def summary(self, state: BenchState) -> Mapping[str, str]:
+        out: dict[str, str] = {}
+        for i, node in enumerate(state.nodes, start=1):
+            role = f"leader t{node.tok} until {node.exp}" if node.tok else "follower"
+            out[node_name(i)] = with_life(True, node.paused, role)
+        if state.holder:
+            lease = f"t{state.token} to {node_name(state.holder)} until {state.expires_at}"
+        else:
+            lease = "free"
+        out[STORE] = f"now {state.now}, lease {lease}"
+        out[STORAGE] = state.storage.summary()
+        return out
+
+
+PARAMS = (
+    Param("N", 2, 2, 4, "number of nodes"),
+    Param("TTL", 2, 1, 5, "lease duration in ticks"),
+    Param("MaxTime", 4, 1, 20, "the clock runs from 0 to MaxTime"),
+    choice("fencing", "true", ("false", "true"), "storage rejects tokens below the highest seen"),
+)
+
+
+def build(N: int, TTL: int, MaxTime: int, fencing: int) -> LeaseBenchModel:
+    return LeaseBenchModel(N, TTL, MaxTime, bool(fencing))
+
+
+PROTOCOLS = (
+    ProtocolEntry(
+        "lease-bench",
+        "the lease-fencing benchmark (TLC/Spin reference counts): lease with TTL, GC pauses",
+        PARAMS,
+        build,
+    ),
+)

@@ -1,0 +1,295 @@
+"""raft-election: the leader-election half of Raft, exactly as the shared benchmark defines it.
+
+The reference semantics are ../shared/benchmarks/raft-election.md: the same transition
+system is written in TLA+ and Promela, so the distinct and generated state counts and the
+diameter can be compared with TLC and Spin. No log, no AppendEntries, no heartbeats, no
+faults but message loss: a leader stays leader until it hears of a higher term.
+
+A state is `(currentTerm, role, votedFor, votesGranted, msgs)` and nothing else. Nodes are
+1..N, all starting as followers in term 1; only nodes 1..NC may time out, and terms stay in
+1..MaxTerm. The network is a set of messages (a sorted tuple here): RequestVote(t, s, d)
+and RequestVoteResponse(t, s, d, g). Every enabled action instance yields exactly one
+successor, repeats included, so the generated-state count matches the reference:
+Timeout(i) and BecomeLeader(i) for every node, HandleRequestVote / HandleRequestVoteResponse
+for every message of that kind, and DropMessage for every message. There is no separate
+UpdateTerm step: a higher term is adopted in the same step that handles the message.
+
+The broken variants:
+
+- `noquorum`: a candidate leads with any two votes (itself and one other), a majority only
+  when N = 3; with four nodes two candidates of one term can both win.
+- `forgetvote`: votes are not recorded, so a node grants every request of its current term
+  (a candidate or leader too), and two majorities of a term no longer share a refusing voter.
+
+The shared claims read derived views (`leaders()`, `nodes`, `storage`) that add no state;
+single-leader is then exactly the benchmark's ElectionSafety.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from checker.errors import LeadercheckError
+from checker.model import Action, Model
+from models.cluster.nodes import NETWORK, node_name
+from models.cluster.storage import Storage
+from models.params import Param, ProtocolEntry, choice
+
+CORRECT, NOQUORUM, FORGETVOTE = 0, 1, 2
+VARIANTS = ("correct", "noquorum", "forgetvote")
+
+FOLLOWER, CANDIDATE, LEADER = 0, 1, 2
+ROLE_NAMES = ("follower", "candidate", "leader")
+
+# A message is a plain tuple (kind, term, src, dst, granted); requests carry granted = 0.
+REQUEST_VOTE, RESPONSE = 0, 1
+Msg = tuple[int, int, int, int, int]
+
+_STORAGE = Storage()
+
+
+class NodeView(NamedTuple):
+    """One node as the shared claims read it (derived, never stored)."""
+
+    role: str
+    epoch: int
+    voted: int
+    votes: tuple[int, ...]
+    up: bool = True
+    paused: bool = False
+
+    @property
+    def is_leader(self) -> bool:
+        return self.role == "leader"
+
+    @property
+    def term(self) -> int:
+        return self.epoch
+
+    @property
+    def tenure(self) -> int:
+        return self.epoch if self.role == "leader" else 0
+
+
+class ElectionState(NamedTuple):
+    """The benchmark's five variables; node i is at index i - 1, votes as a bit set (bit i)."""
+
+    terms: tuple[int, ...]
+    roles: tuple[int, ...]
+    voted: tuple[int, ...]
+    granted: tuple[int, ...]
+    msgs: tuple[Msg, ...]
+
+    @property
+    def storage(self) -> Storage:
+        """Constant: this model has no writes."""
+        return _STORAGE
+
+    def leaders(self) -> tuple[tuple[int, int], ...]:
+        return tuple(
+            (i, self.terms[i - 1])
+            for i in range(1, len(self.roles) + 1)
+            if self.roles[i - 1] == LEADER
+        )
+
+    @property
+    def nodes(self) -> tuple[NodeView, ...]:
+        return tuple(
+            NodeView(ROLE_NAMES[r], t, v, _members(g))
+            for r, t, v, g in zip(self.roles, self.terms, self.voted, self.granted, strict=True)
+        )
+
+
+def _members(bits: int) -> tuple[int, ...]:
+    return tuple(i for i in range(1, bits.bit_length()) if bits >> i & 1)
+
+
+def _names(nodes: tuple[int, ...]) -> str:
+    return ",".join(node_name(n) for n in nodes)
+
+
+def _msg_text(m: Msg) -> str:
+    kind, t, s, d, g = m
+    if kind == REQUEST_VOTE:
+        return f"RV(t{t},{node_name(s)}->{node_name(d)})"
+    return f"RVR(t{t},{node_name(s)}->{node_name(d)},{'granted' if g else 'refused'})"
+
+
+def _insert(msgs: tuple[Msg, ...], m: Msg) -> tuple[Msg, ...]:
+    """The set `msgs` with `m` added, kept sorted (unchanged if `m` is already there)."""
+    if m in msgs:
+        return msgs
+    return tuple(sorted((*msgs, m)))
+
+
+class RaftElectionModel(Model[ElectionState]):
+    """The benchmark transition system; successors in a fixed order (nodes, then messages)."""
+
+    def __init__(self, n: int, nc: int, max_term: int, variant: int) -> None:
+        if not 1 <= nc <= n:
+            raise LeadercheckError(f"raft-election: NC={nc} must be at most N={n}")
+        self.n = n
+        self.nc = nc
+        self.max_term = max_term
+        self.variant = variant
+        self.need = 2 if variant == NOQUORUM else n // 2 + 1
+        names = [node_name(i) for i in range(n + 1)]
+        self._timeout = [Action("timeout", names[i]) for i in range(n + 1)]
+        self._lead = [Action("become-leader", names[i]) for i in range(n + 1)]
+        self._handle_cache: dict[Msg, Action] = {}
+        self._drop_cache: dict[Msg, Action] = {}
+
+    # -- actions --------------------------------------------------------------
+
+    def _handle_action(self, m: Msg) -> Action:
+        action = self._handle_cache.get(m)
+        if action is None:
+            kind, t, s, d, g = m
+            if kind == REQUEST_VOTE:
+                action = Action("handle-request-vote", node_name(d), node_name(s), f"t{t}")
+            else:
+                note = f"t{t} {'granted' if g else 'refused'}"
+                action = Action("handle-vote-response", node_name(d), node_name(s), note)
+            self._handle_cache[m] = action
+        return action
+
+    def _drop_action(self, m: Msg) -> Action:
+        action = self._drop_cache.get(m)
+        if action is None:
+            action = Action("drop", NETWORK, node_name(m[3]), _msg_text(m))
+            self._drop_cache[m] = action
+        return action
+
+    def initial_states(self) -> list[ElectionState]:
+        n = self.n
+        return [ElectionState((1,) * n, (FOLLOWER,) * n, (0,) * n, (0,) * n, ())]
+
+    def successors(self, state: ElectionState) -> Iterator[tuple[Action, ElectionState]]:
+        terms, roles, voted, granted, msgs = state
+        n = self.n
+        for k in range(n):
+            i = k + 1
+            role = roles[k]
+            # Timeout(i)
+            if i <= self.nc and role != LEADER and terms[k] < self.max_term:
+                t = terms[k] + 1
+                new = set(msgs)
+                new.update((REQUEST_VOTE, t, i, j, 0) for j in range(1, n + 1) if j != i)
+                yield (
+                    self._timeout[i],
+                    ElectionState(
+                        terms[:k] + (t,) + terms[i:],
+                        roles[:k] + (CANDIDATE,) + roles[i:],
+                        voted[:k] + (i,) + voted[i:],
+                        granted[:k] + (1 << i,) + granted[i:],
+                        tuple(sorted(new)),
+                    ),
+                )
+            # BecomeLeader(i)
+            if role == CANDIDATE and granted[k].bit_count() >= self.need:
+                yield (
+                    self._lead[i],
+                    ElectionState(terms, roles[:k] + (LEADER,) + roles[i:], voted, granted, msgs),
+                )
+        for x, m in enumerate(msgs):
+            rest = msgs[:x] + msgs[x + 1 :]
+            kind, t, s, d, g = m
+            k = d - 1
+            if kind == REQUEST_VOTE:
+                yield self._handle_action(m), self._request_vote(state, rest, t, s, d)
+            else:
+                # HandleRequestVoteResponse(m)
+                if t > terms[k]:
+                    after = ElectionState(
+                        terms[:k] + (t,) + terms[d:],
+                        roles[:k] + (FOLLOWER,) + roles[d:],
+                        voted[:k] + (0,) + voted[d:],
+                        granted[:k] + (0,) + granted[d:],
+                        rest,
+                    )
+                elif t == terms[k] and roles[k] == CANDIDATE and g:
+                    votes = granted[k] | 1 << s
+                    after = ElectionState(
+                        terms, roles, voted, granted[:k] + (votes,) + granted[d:], rest
+                    )
+                else:
+                    after = ElectionState(terms, roles, voted, granted, rest)
+                yield self._handle_action(m), after
+            # DropMessage(m)
+            yield self._drop_action(m), ElectionState(terms, roles, voted, granted, rest)
+
+    def _request_vote(
+        self, state: ElectionState, rest: tuple[Msg, ...], t: int, j: int, i: int
+    ) -> ElectionState:
+        """HandleRequestVote(RV(t, j, i)): node i answers candidate j."""
+        terms, roles, voted, granted, _ = state
+        k = i - 1
+        higher = t > terms[k]
+        ti = t if higher else terms[k]
+        vf = 0 if higher else voted[k]
+        forget = self.variant == FORGETVOTE
+        grant = t == ti and (forget or vf == 0 or vf == j)
+        reply: Msg = (RESPONSE, ti, i, j, 1 if grant else 0)
+        new_vote = j if grant and not forget else vf
+        msgs = _insert(rest, reply)
+        if higher:
+            return ElectionState(
+                terms[:k] + (ti,) + terms[i:],
+                roles[:k] + (FOLLOWER,) + roles[i:],
+                voted[:k] + (new_vote,) + voted[i:],
+                granted[:k] + (0,) + granted[i:],
+                msgs,
+            )
+        if new_vote != voted[k]:
+            voted = voted[:k] + (new_vote,) + voted[i:]
+        return ElectionState(terms, roles, voted, granted, msgs)
+
+    # -- traces -----------------------------------------------------------------
+
+    def describe(self, state: ElectionState) -> dict[str, dict[str, object]]:
+        out: dict[str, dict[str, object]] = {}
+        for i, node in enumerate(state.nodes, start=1):
+            out[node_name(i)] = {
+                "role": node.role,
+                "term": node.epoch,
+                "voted_for": node_name(node.voted) if node.voted else None,
+                "votes_granted": [node_name(v) for v in node.votes],
+            }
+        out[NETWORK] = {"msgs": [_msg_text(m) for m in state.msgs]}
+        return out
+
+    def summary(self, state: ElectionState) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for i, node in enumerate(state.nodes, start=1):
+            text = f"{node.role} t{node.epoch}"
+            if node.role == "candidate":
+                text += f" (votes {_names(node.votes)})"
+            out[node_name(i)] = text
+        return out
+
+
+def build(N: int, NC: int, MaxTerm: int, variant: int) -> RaftElectionModel:  # noqa: N803
+    return RaftElectionModel(N, NC, MaxTerm, variant)
+
+
+PARAMS = (
+    Param("N", 3, 2, 5, "number of nodes"),
+    Param("NC", 2, 1, 5, "only nodes 1..NC may time out and stand as candidates (NC <= N)"),
+    Param("MaxTerm", 3, 2, 4, "terms range over 1..MaxTerm; every node starts in term 1"),
+    choice(
+        "variant",
+        "correct",
+        VARIANTS,
+        "correct; noquorum (any two votes win); forgetvote (votes are not recorded)",
+    ),
+)
+
+PROTOCOLS = (
+    ProtocolEntry(
+        "raft-election",
+        "the Raft election benchmark (TLA+/Promela reference): terms, votes, a message set",
+        PARAMS,
+        build,
+    ),
+)
