@@ -144,12 +144,16 @@ class LeaseModel(ClusterModel):
         return LeaseNode()
 
 
-LEASE_PARAMS = (
-    NODES,
-    Param("ttl", 2, 1, 5, "lease time-to-live in ticks"),
-    Param("tokens", 3, 1, 6, "most lease tokens the store grants (bounds acquisitions)"),
-    *fault_params(crashes=1, partitions=1, losses=1, pauses=1),
-)
+TTL = Param("ttl", 2, 1, 5, "lease time-to-live in ticks")
+TOKENS = Param("tokens", 3, 1, 6, "most lease tokens the store grants (bounds acquisitions)")
+
+
+def lease_params(tokens: Param = TOKENS, **faults: int) -> tuple[Param, ...]:
+    """The parameters every lease variant takes: nodes, ttl, tokens and its fault budgets."""
+    return (NODES, TTL, tokens, *fault_params(**faults))
+
+
+LEASE_PARAMS = lease_params(crashes=1, partitions=1, losses=1, pauses=1)
 
 
 def _builder(fencing: bool) -> Callable[..., LeaseModel]:

@@ -35,8 +35,8 @@ from checker.model import Action
 from models.cluster import STORE, ClusterState, FaultBounds
 from models.cluster.base import Successor
 from models.cluster.nodes import node_name
-from models.lease import LeaseModel, LeaseNode
-from models.params import NODES, Param, ProtocolEntry, fault_params
+from models.lease import LeaseModel, LeaseNode, lease_params
+from models.params import ProtocolEntry
 
 
 class LeaseConfirmationModel(LeaseModel):
@@ -88,12 +88,7 @@ PROTOCOLS = (
     ProtocolEntry(
         "lease-no-confirmation",
         "lease whose holder extends its own timer without waiting for the store to confirm",
-        (
-            NODES,
-            Param("ttl", 2, 1, 5, "lease time-to-live in ticks"),
-            Param("tokens", 3, 1, 6, "most lease tokens the store grants (bounds acquisitions)"),
-            *fault_params(crashes=0, partitions=1, losses=1, pauses=0),
-        ),
+        lease_params(crashes=0, partitions=1, losses=1, pauses=0),
         _builder(confirm=False),
     ),
 )

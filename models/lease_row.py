@@ -48,8 +48,8 @@ from checker.model import Action
 from models.cluster import STORE, ClusterState, FaultBounds, Store
 from models.cluster.base import Successor
 from models.cluster.nodes import node_name
-from models.lease import LeaseModel, LeaseNode
-from models.params import NODES, Param, ProtocolEntry, fault_params
+from models.lease import LeaseModel, LeaseNode, lease_params
+from models.params import Param, ProtocolEntry
 
 
 class RowNode(NamedTuple):
@@ -151,13 +151,11 @@ class LeaseRowModel(LeaseModel):
         return RowNode()
 
 
+ROW_TAKES = Param("tokens", 3, 1, 6, "times the row may be taken (bounds tokens and revisions)")
+
+
 def _params(**faults: int) -> tuple[Param, ...]:
-    return (
-        NODES,
-        Param("ttl", 2, 1, 5, "lease time-to-live in ticks"),
-        Param("tokens", 3, 1, 6, "times the row may be taken (bounds tokens and revisions)"),
-        *fault_params(**faults),
-    )
+    return lease_params(ROW_TAKES, **faults)
 
 
 def _builder(blind: bool) -> Callable[..., LeaseRowModel]:
