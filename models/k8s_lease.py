@@ -70,16 +70,14 @@ from checker.model import Action
 from models.cluster import STORE, ClusterState, FaultBounds, Store, countdown
 from models.cluster.base import Successor
 from models.cluster.nodes import node_name
-from models.lease import LeaseModel, LeaseNode
+from models.lease import ExtendsLeaseNode, LeaseModel
 from models.params import NODES, Param, ProtocolEntry, fault_params
 
 CREATE = "create"
 UPDATE = "update"
 
 
-class K8sNode(NamedTuple):
-    """A `LeaseNode` that also holds its pending read of the Lease and its retry timer."""
-
+class _K8sFields(NamedTuple):
     up: bool = True
     paused: bool = False
     token: int = 0  # leaseTransitions + 1 of the Lease it leads under; 0: not leader
@@ -89,26 +87,11 @@ class K8sNode(NamedTuple):
     fresh: bool = False  # no write of the Lease since its GET (the resourceVersion matches)
     wait: int = 0  # ticks before the leader's next renewal attempt
 
-    @property
-    def lease(self) -> LeaseNode:
-        """The node without its read and timer: what lease.py's lease holder looks like."""
-        return LeaseNode(self.up, self.paused, self.token, self.left, self.pending)
 
-    @property
-    def is_leader(self) -> bool:
-        return self.lease.is_leader
+class K8sNode(_K8sFields, ExtendsLeaseNode):
+    """A `LeaseNode` that also holds its pending read of the Lease and its retry timer."""
 
-    @property
-    def role(self) -> str:
-        return self.lease.role
-
-    @property
-    def epoch(self) -> int | None:
-        return self.lease.epoch
-
-    @property
-    def tenure(self) -> int:
-        return self.lease.tenure
+    __slots__ = ()
 
     def describe(self) -> dict[str, object]:
         view = self.lease.describe()

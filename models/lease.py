@@ -71,6 +71,38 @@ class LeaseNode(NamedTuple):
         return with_life(self.up, self.paused, role)
 
 
+class ExtendsLeaseNode(tuple[Any, ...]):
+    """Role properties for a node record whose first five fields are LeaseNode's.
+
+    Lease variants keep LeaseNode's fields and add their own (a NamedTuple cannot
+    extend another), so every LeaseModel step works on them unchanged. Declare the
+    fields in a NamedTuple and mix this in: `class RowNode(_RowFields, ExtendsLeaseNode)`.
+    """
+
+    __slots__ = ()
+
+    @property
+    def lease(self) -> LeaseNode:
+        """The record without its extra fields: what lease.py's lease holder looks like."""
+        return LeaseNode(*self[:5])
+
+    @property
+    def is_leader(self) -> bool:
+        return self.lease.is_leader
+
+    @property
+    def role(self) -> str:
+        return self.lease.role
+
+    @property
+    def epoch(self) -> int | None:
+        return self.lease.epoch
+
+    @property
+    def tenure(self) -> int:
+        return self.lease.tenure
+
+
 class LeaseModel(ClusterModel):
     """A lease held in the store by compare-and-swap; the storage may check tokens."""
 

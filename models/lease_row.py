@@ -48,13 +48,11 @@ from checker.model import Action
 from models.cluster import STORE, ClusterState, FaultBounds, Store
 from models.cluster.base import Successor
 from models.cluster.nodes import node_name
-from models.lease import LeaseModel, LeaseNode, lease_params
+from models.lease import ExtendsLeaseNode, LeaseModel, lease_params
 from models.params import Param, ProtocolEntry
 
 
-class RowNode(NamedTuple):
-    """A `LeaseNode` that also remembers the token it saw when it read the free row."""
-
+class _RowFields(NamedTuple):
     up: bool = True
     paused: bool = False
     token: int = 0  # the lease token it believes it holds; 0: not leader
@@ -62,26 +60,11 @@ class RowNode(NamedTuple):
     pending: int = 0  # token of a write it has decided to send; 0: none
     seen: int | None = None  # token of the free row it read and will update; None: no read
 
-    @property
-    def lease(self) -> LeaseNode:
-        """The node without its read: what lease.py's lease holder looks like."""
-        return LeaseNode(self.up, self.paused, self.token, self.left, self.pending)
 
-    @property
-    def is_leader(self) -> bool:
-        return self.lease.is_leader
+class RowNode(_RowFields, ExtendsLeaseNode):
+    """A `LeaseNode` that also remembers the token it saw when it read the free row."""
 
-    @property
-    def role(self) -> str:
-        return self.lease.role
-
-    @property
-    def epoch(self) -> int | None:
-        return self.lease.epoch
-
-    @property
-    def tenure(self) -> int:
-        return self.lease.tenure
+    __slots__ = ()
 
     def describe(self) -> dict[str, object]:
         return {**self.lease.describe(), "seen_token": self.seen}
