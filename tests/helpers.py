@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from checker import CheckResult, always, check
+from collections.abc import Iterable
+
+from checker import Action, CheckResult, Trace, Verdict, always, check
 from models.catalogue import lookup
 from specs import load_expectations
 
@@ -19,3 +21,20 @@ def reachable_count(name: str, **params: int) -> int:
     protocol = lookup(name)
     model = protocol.build(protocol.resolve({k: str(v) for k, v in params.items()}))
     return check(model, [always("anything", lambda s: True)]).stats.distinct_states
+
+
+Shape = tuple[str, str, str | None]
+
+
+def verdicts(result: CheckResult) -> dict[str, Verdict]:
+    return {r.prop.name: r.verdict for r in result.results}
+
+
+def shape(actions: Iterable[Action]) -> list[Shape]:
+    """Who did what to whom, without the notes (which carry outcomes)."""
+    return [(a.name, a.actor, a.target) for a in actions]
+
+
+def trace_shape(trace: Trace | None) -> list[Shape]:
+    assert trace is not None
+    return shape(trace.actions)

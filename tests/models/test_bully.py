@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 import pytest
 
-from checker import CheckResult, Trace, Verdict, always, check, sometimes
+from checker import CheckResult, Verdict, always, check, sometimes
 from checker.measure import measure
 from checker.model import Action
 from models.bully import (
@@ -19,6 +19,7 @@ from models.bully import (
 )
 from models.cluster import ClusterState
 from specs.claims import PROPERTIES
+from tests.helpers import trace_shape, verdicts
 
 SAFETY = ("single-leader", "no-stale-write")
 WITNESSES = (
@@ -34,15 +35,6 @@ def run(props: Iterable[str] = SAFETY + WITNESSES, **params: int) -> CheckResult
     entry = PROTOCOLS[0]
     model = entry.build(entry.resolve({k: str(v) for k, v in params.items()}))
     return check(model, [PROPERTIES[p] for p in props])
-
-
-def verdicts(result: CheckResult) -> dict[str, Verdict]:
-    return {r.prop.name: r.verdict for r in result.results}
-
-
-def steps(trace: Trace | None) -> list[tuple[str, str, str | None]]:
-    assert trace is not None
-    return [(a.name, a.actor, a.target) for a in trace.actions]
 
 
 def test_verdicts_at_defaults() -> None:
@@ -72,14 +64,14 @@ RESTARTED_N2_DECLARES_BEHIND_A_PARTITION = [
 
 def test_single_leader_counterexample_is_the_isolated_coordinator() -> None:
     r = run(SAFETY).result("single-leader")
-    assert steps(r.trace) == RESTARTED_N2_DECLARES_BEHIND_A_PARTITION
+    assert trace_shape(r.trace) == RESTARTED_N2_DECLARES_BEHIND_A_PARTITION
     assert r.trace is not None and r.trace.actions[4].note.startswith("{n3} | {n1, n2}")
     assert r.reason == "n2 and n3 are both leader at the same time"
 
 
 def test_no_stale_write_counterexample_is_the_old_coordinator_writing_last() -> None:
     r = run(SAFETY).result("no-stale-write")
-    assert steps(r.trace) == RESTARTED_N2_DECLARES_BEHIND_A_PARTITION + [
+    assert trace_shape(r.trace) == RESTARTED_N2_DECLARES_BEHIND_A_PARTITION + [
         ("write", "n2", "storage"),
         ("write", "n3", "storage"),
     ]
@@ -117,7 +109,7 @@ def test_one_lost_heartbeat_makes_an_election_but_never_two_leaders() -> None:
     assert result.result("election-started").verdict is Verdict.HOLDS
     failover = result.result("failover")
     assert failover.verdict is Verdict.HOLDS  # n3 answers n2's ELECTION, stands and wins again
-    assert ("lose", "network", None) in steps(failover.trace)
+    assert ("lose", "network", None) in trace_shape(failover.trace)
     assert failover.trace is not None and failover.trace.actions[-1].name == "declare"
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from checker import CheckResult, Trace, Verdict, always, check
+from checker import CheckResult, Verdict, always, check
 from checker.model import Action
 from models.cluster import ClusterState
 from models.gossip import PROTOCOLS, GossipModel
 from specs.claims import PROPERTIES
+from tests.helpers import trace_shape, verdicts
 
 SAFETY = ("single-leader", "no-stale-write")
 WITNESSES = ("leader-elected", "write-accepted", "failover", "leader-during-partition")
@@ -24,15 +25,6 @@ def build(**params: int) -> GossipModel:
 
 def run(props: Iterable[str] = SAFETY + WITNESSES, **params: int) -> CheckResult:
     return check(build(**params), [PROPERTIES[p] for p in props])
-
-
-def verdicts(result: CheckResult) -> dict[str, Verdict]:
-    return {r.prop.name: r.verdict for r in result.results}
-
-
-def steps(trace: Trace | None) -> list[tuple[str, str, str | None]]:
-    assert trace is not None
-    return [(a.name, a.actor, a.target) for a in trace.actions]
 
 
 def test_verdicts_at_defaults() -> None:
@@ -66,7 +58,7 @@ ISOLATED_N1_TAKES_OVER = [
 
 def test_single_leader_counterexample_is_an_isolated_node_taking_over() -> None:
     r = run(SAFETY).result("single-leader")
-    assert steps(r.trace) == ISOLATED_N1_TAKES_OVER
+    assert trace_shape(r.trace) == ISOLATED_N1_TAKES_OVER
     assert r.trace is not None
     assert r.trace.actions[-1].note == "n3 timed out; n1 takes over"
     assert r.reason == "n1 and n3 are both leader at the same time"
@@ -74,7 +66,7 @@ def test_single_leader_counterexample_is_an_isolated_node_taking_over() -> None:
 
 def test_no_stale_write_counterexample_is_the_old_leader_writing_last() -> None:
     r = run(SAFETY).result("no-stale-write")
-    assert steps(r.trace) == ISOLATED_N1_TAKES_OVER + [
+    assert trace_shape(r.trace) == ISOLATED_N1_TAKES_OVER + [
         ("write", "n1", "storage"),
         ("write", "n3", "storage"),
     ]
@@ -86,7 +78,7 @@ def test_the_old_leader_leads_again_as_soon_as_it_restarts() -> None:
     r = run(("single-leader",), partitions=0).result("single-leader")
     assert r.verdict is Verdict.VIOLATED and r.trace is not None
     assert len(r.trace) == 13
-    assert ("crash", "n3", None) in steps(r.trace)
+    assert ("crash", "n3", None) in trace_shape(r.trace)
     assert r.trace.actions[-4:] == (
         Action("tick", "clock"),
         Action("settle", "n2", None, "n3 timed out; n2 takes over"),

@@ -11,10 +11,10 @@ import pytest
 
 from checker import CheckResult, Verdict, always, check, sometimes
 from checker.errors import LeadercheckError
-from checker.model import Action
 from models.cluster import Store
 from models.k8s_lease import PROTOCOLS, K8sLeaseModel, K8sNode
 from specs.claims import PROPERTIES
+from tests.helpers import shape, verdicts
 
 JUDGED = ("no-stale-write", "single-leader", "write-accepted", "failover")
 
@@ -44,14 +44,6 @@ def _defaults(name: str) -> CheckResult:
     return check(_model(name), [*(PROPERTIES[p] for p in JUDGED), LEADER_WITHIN_LEASE])
 
 
-def _verdicts(result: CheckResult) -> dict[str, Verdict]:
-    return {r.prop.name: r.verdict for r in result.results}
-
-
-def _shape(actions: tuple[Action, ...]) -> list[tuple[str, str, str | None]]:
-    return [(a.name, a.actor, a.target) for a in actions]
-
-
 def test_protocol_entries() -> None:
     assert [p.name for p in PROTOCOLS] == ["k8s-lease", "k8s-lease-fencing"]
     assert {p.name: p.default for p in PROTOCOLS[0].params} == {
@@ -69,7 +61,7 @@ def test_protocol_entries() -> None:
 
 def test_k8s_lease_verdicts_and_state_count_at_defaults() -> None:
     result = _defaults("k8s-lease")
-    assert _verdicts(result) == {
+    assert verdicts(result) == {
         "no-stale-write": Verdict.VIOLATED,
         "single-leader": Verdict.HOLDS,
         "write-accepted": Verdict.HOLDS,
@@ -82,7 +74,7 @@ def test_k8s_lease_verdicts_and_state_count_at_defaults() -> None:
 
 def test_k8s_lease_fencing_verdicts_and_state_count_at_defaults() -> None:
     result = _defaults("k8s-lease-fencing")
-    assert set(_verdicts(result).values()) == {Verdict.HOLDS}
+    assert set(verdicts(result).values()) == {Verdict.HOLDS}
     assert result.stats.distinct_states == 51_476
     assert result.stats.depth == 26
 
@@ -90,7 +82,7 @@ def test_k8s_lease_fencing_verdicts_and_state_count_at_defaults() -> None:
 def test_counterexample_is_the_paused_leader_writing_after_the_new_one() -> None:
     r = _defaults("k8s-lease").result("no-stale-write")
     assert r.trace is not None and len(r.trace) == 13
-    assert _shape(r.trace.actions) == [
+    assert shape(r.trace.actions) == [
         ("get", "n1", "store"),
         ("create", "n1", "store"),
         ("check", "n1", None),
@@ -118,7 +110,7 @@ def test_witnesses_are_short() -> None:
     accepted, failover = result.result("write-accepted"), result.result("failover")
     assert accepted.trace is not None and len(accepted.trace) == 4
     assert failover.trace is not None
-    assert _shape(failover.trace.actions) == [
+    assert shape(failover.trace.actions) == [
         ("get", "n1", "store"),
         ("create", "n1", "store"),  # the reply is lost: n1 holds the Lease, unaware
         ("tick", "clock", None),
@@ -194,7 +186,7 @@ def test_verdicts_with_a_crash_budget() -> None:
         _model("k8s-lease", crashes=1, partitions=0, transitions=1),
         [PROPERTIES[p] for p in JUDGED],
     )
-    assert _verdicts(result) == {
+    assert verdicts(result) == {
         "no-stale-write": Verdict.VIOLATED,
         "single-leader": Verdict.HOLDS,
         "write-accepted": Verdict.HOLDS,

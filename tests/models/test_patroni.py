@@ -10,6 +10,7 @@ from checker import CheckResult, Verdict, always, check, sometimes
 from checker.model import Action, Model
 from models.patroni import PROTOCOLS
 from specs.claims import PROPERTIES
+from tests.helpers import shape
 
 ENTRIES = {entry.name: entry for entry in PROTOCOLS}
 CLAIMS = ("single-leader", "no-stale-write", "no-lost-ack-write", "write-accepted", "failover")
@@ -26,10 +27,6 @@ def _run(name: str, claims: tuple[str, ...] = CLAIMS, **params: int) -> CheckRes
 
 def _key(a: Action) -> tuple[str, str, str | None]:
     return (a.name, a.actor, a.target)
-
-
-def _shape(actions: tuple[Action, ...]) -> list[tuple[str, str, str | None]]:
-    return [_key(a) for a in actions]
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +58,7 @@ def test_async_counterexample_is_the_acked_write_that_never_left_the_primary(
 ) -> None:
     r = results["patroni"].result("no-lost-ack-write")
     assert r.trace is not None
-    assert _shape(r.trace.actions) == [
+    assert shape(r.trace.actions) == [
         ("acquire", "n1", "store"),
         ("refresh", "proxy", "store"),
         ("client write", "proxy", "n1"),
@@ -82,15 +79,15 @@ def test_stale_write_is_the_paused_primary_writing_before_it_demotes(
 ) -> None:
     r = results[name].result("no-stale-write")
     assert r.trace is not None and len(r.trace) == length
-    shape = _shape(r.trace.actions)
-    assert shape[-5:] == [
+    steps = shape(r.trace.actions)
+    assert steps[-5:] == [
         ("tick", "clock", None),
         ("acquire", "n2", "store"),
         ("write", "n2", "storage"),
         ("resume", "n1", None),
         ("write", "n1", "storage"),
     ]
-    assert ("pause", "n1", None) in shape
+    assert ("pause", "n1", None) in steps
     assert r.trace.actions[-1].note == "token 1 accepted, STALE"
     assert r.trace.last.state.node(1).pg == 1  # Postgres still primary: the demotion is due
 

@@ -15,6 +15,7 @@ from checker.model import Action
 from models.cluster import ClusterState, Message
 from models.raft import PROTOCOLS, REQUEST_VOTE, RaftModel, RaftNode
 from specs.claims import PROPERTIES
+from tests.helpers import trace_shape
 
 ENTRIES = {p.name: p for p in PROTOCOLS}
 
@@ -61,9 +62,7 @@ def run(name: str, *props: str, **params: int) -> CheckResult:
 
 
 def steps(result: CheckResult, prop: str) -> list[tuple[str, str, str | None]]:
-    trace = result.result(prop).trace
-    assert trace is not None
-    return [(a.name, a.actor, a.target) for a in trace.actions]
+    return trace_shape(result.result(prop).trace)
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ from checker import Action, CheckResult, Verdict, always, check, sometimes
 from models.cluster import ClusterState
 from models.zookeeper import PROTOCOLS, Election, Znode, ZooKeeperModel
 from specs.claims import PROPERTIES
+from tests.helpers import trace_shape
 
 ENTRIES = {p.name: p for p in PROTOCOLS}
 JUDGED = ("single-leader", "no-stale-write", "leader-elected", "failover")
@@ -25,9 +26,7 @@ def run(name: str, *props: str, **params: int) -> CheckResult:
 
 
 def steps(result: CheckResult, prop: str) -> list[tuple[str, str, str | None]]:
-    trace = result.result(prop).trace
-    assert trace is not None
-    return [(a.name, a.actor, a.target) for a in trace.actions]
+    return trace_shape(result.result(prop).trace)
 
 
 def replay(model: ZooKeeperModel, schedule: list[tuple[str, str]]) -> tuple[Action, ClusterState]:
