@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Generic, NamedTuple, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 S = TypeVar("S")
 
@@ -44,6 +44,50 @@ class Model(ABC, Generic[S]):
     @abstractmethod
     def successors(self, state: S) -> Iterable[tuple[Action, S]]:
         """Every enabled action of `state` and its next state, always in the same order."""
+
+    def next_states(self, state: S) -> Iterable[S]:
+        """The next states of `successors`, in the same order, without building the labels.
+
+        The search only needs states; labels are rebuilt for the few states on a trace.
+        A model may override this for speed, but must keep the order of `successors`.
+        """
+        return [succ for _, succ in self.successors(state)]
+
+    # -- partial-order reduction (optional) -------------------------------------
+
+    def local_moves(self, state: S) -> Sequence[int]:
+        """Positions, in `successors` order, of the enabled actions of `state` that are local.
+
+        An action is local when (1) no property can see it: it changes nothing a claim
+        reads; (2) it commutes with every other action that is enabled in `state` or can
+        become enabled before it is taken: in either order the two reach the same state
+        and neither disables the other; (3) nothing but itself disables it. Exploring
+        only one local action from `state` then loses no reachable violation
+        (checker/por.py). The default declares none, which is always sound.
+        """
+        return ()
+
+    # -- symmetry (optional): node positions whose ids are interchangeable ---------
+
+    def symmetry_groups(self) -> Sequence[Sequence[int]]:
+        """Groups of node positions (0-based) that may be renamed among themselves.
+
+        Empty when the model declares no symmetry. Renaming nodes of one group must map
+        reachable states to reachable states and keep every property's truth value.
+        """
+        return ()
+
+    def permute(self, state: S, perm: Sequence[int]) -> S:
+        """`state` with node position i renamed to perm[i] everywhere it occurs."""
+        raise NotImplementedError(f"{type(self).__name__} declares symmetry but no permute")
+
+    def node_keys(self, state: S) -> Sequence[Any]:
+        """Per node position, a comparable key that renaming carries along with the node.
+
+        Only prunes the renamings tried when picking an orbit's representative; the
+        default (all keys equal) tries every renaming of each group.
+        """
+        return ()
 
     def describe(self, state: S) -> Mapping[str, Mapping[str, object]]:
         """The full state, grouped by participant, as plain JSON-ready values."""

@@ -22,6 +22,7 @@ class EndReason(enum.Enum):
     DECIDED = "every property decided"
     MAX_STATES = "state bound reached"
     MAX_DEPTH = "depth bound reached"
+    MAX_MEMORY = "memory bound reached"
     INTERRUPTED = "interrupted"
 
 

@@ -2,24 +2,44 @@
 
 States are checked once, when first discovered; because discovery happens level by
 level, the first state found that breaks an invariant (or meets a `sometimes`
-claim) lies at the smallest possible depth, so its trace is a shortest one. Each
-state keeps only a link to the state it was discovered from; the actions along a
-trace are recovered by re-running the model's successor function.
+claim) lies at the smallest possible depth, so its trace is a shortest one.
+
+Memory: the search keeps only a 64-bit fingerprint of each visited state (a set of
+ints), plus, per state, the index of the state it was discovered from and the
+position of the action among that state's successors (two packed arrays). Full states
+are held only for the level being expanded and the next one. A trace is rebuilt by
+re-executing the model from an initial state along the stored action positions, as TLC
+and Stateright do. Two different states with the same fingerprint would be taken for
+one (the chance is about n^2 / 2^64 for n states: below 1e-7 for two million).
+
+With symmetry, the stored states are canonical representatives (checker/symmetry.py);
+the rebuilt trace is mapped back to concrete states that replay on the unreduced model.
 """
 
 from __future__ import annotations
 
 import resource
 import time
-from collections.abc import Callable, Sequence
-from itertools import pairwise
+from array import array
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from checker.errors import ModelError
 from checker.model import Model
-from checker.properties import Kind, Property
-from checker.result import CheckResult, EndReason, Progress, PropertyResult, Stats, Verdict
-from checker.trace import Step, Trace
+from checker.properties import Property
+from checker.result import CheckResult, EndReason, Progress, PropertyResult, Stats
+from checker.successors import (
+    KNOWN,
+    NO_REDUCTIONS,
+    Expander,
+    Reductions,
+    decides,
+    judge,
+    make_expander,
+    rebuild_trace,
+)
+from checker.trace import Trace
 
 S = TypeVar("S")
 
@@ -30,20 +50,37 @@ def check(
     *,
     max_states: int | None = None,
     max_depth: int | None = None,
+    max_memory: int | None = None,
+    reductions: Reductions = NO_REDUCTIONS,
     progress: Callable[[Progress], None] | None = None,
 ) -> CheckResult:
     """Search every state reachable from the model's initial states and judge each property.
 
     The search stops early once every property is decided (each invariant violated,
     each `sometimes` claim witnessed); otherwise it runs until the reachable set is
-    exhausted, a bound is hit or the user interrupts it (Ctrl-C), in which case
-    undecided properties are INCOMPLETE. `progress`, if given, is called every
-    PROGRESS_EVERY new states; it decides itself whether to show anything.
+    exhausted, a bound is hit (states, depth, or the process's resident memory in
+    bytes) or the user interrupts it (Ctrl-C), in which case undecided properties are
+    INCOMPLETE. `reductions` may store one state per orbit of the model's declared
+    node symmetry (no effect on a model that declares none). `progress`, if given, is
+    called every PROGRESS_EVERY new states; it decides itself whether to show anything.
     """
-    return _Search(model, properties, max_states, max_depth, progress).run()
+    search = _Search(model, properties, max_states, max_depth, max_memory, progress)
+    search.canonical = reductions.canonical(model)
+    search.por = reductions.por
+    return search.run()
 
 
 PROGRESS_EVERY = 2048
+NO_PARENT = 0xFFFFFFFF
+
+
+def resident_memory() -> int:
+    """The process's resident memory now, in bytes (its peak where /proc is missing)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * resource.getpagesize()
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 class _Search:
@@ -53,19 +90,26 @@ class _Search:
         properties: Sequence[Property],
         max_states: int | None,
         max_depth: int | None,
+        max_memory: int | None,
         progress: Callable[[Progress], None] | None = None,
     ) -> None:
         self.model = model
         self.progress = progress
         self.start = time.perf_counter()
-        self._initial_count = 0
+        self._initial: list[Any] = []
         self.properties = tuple(properties)
         self.max_states = max_states
         self.max_depth = max_depth
-        self.parent: dict[Any, Any] = {}
-        self.found: dict[str, Any] = {}  # property name -> the state that decided it
+        self.max_memory = max_memory
+        self.canonical: Callable[[Any], Any] | None = None
+        self.por = False
+        self.seen: set[int] = set()
+        self.parents = array("I")  # per state index: the index it was discovered from
+        self.moves = array("I")  # per state index: its position among the parent's successors
+        self.found: dict[str, int] = {}  # property name -> index of the state that decided it
         self.generated = 0
         self.depth = 0
+        self.current = NO_PARENT  # index of the state being expanded, for error traces
 
     def run(self) -> CheckResult:
         self.start = time.perf_counter()
@@ -75,9 +119,9 @@ class _Search:
             end = EndReason.INTERRUPTED
         seconds = time.perf_counter() - self.start
         stats = Stats(
-            distinct_states=len(self.parent),
+            distinct_states=len(self.parents),
             generated_states=self.generated,
-            transitions=self.generated - self._initial_count,
+            transitions=self.generated - len(self._initial),
             depth=self.depth,
             seconds=seconds,
             peak_memory_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
@@ -87,119 +131,138 @@ class _Search:
 
     # -- exploration -------------------------------------------------------
 
+    def _add(self, state: Any, parent: int, move: int) -> bool:
+        """Record `state` if new; False if it was seen before."""
+        fp = hash(state)
+        if fp in self.seen:
+            return False
+        self.seen.add(fp)
+        self.parents.append(parent)
+        self.moves.append(move)
+        return True
+
     def _explore(self) -> EndReason:
-        initial = self._call(lambda: list(self.model.initial_states()), None, "initial_states")
-        self._initial_count = len(initial)
+        initial = self._call(lambda: list(self.model.initial_states()), "initial_states")
+        self._initial = initial
         self.generated = len(initial)
         frontier: list[Any] = []
-        for state in initial:
-            if state in self.parent:
+        for move, state in enumerate(initial):
+            if self.canonical is not None:
+                state = self._call(lambda s=state: self.canonical(s), "permute")  # type: ignore[misc]
+            if not self._add(state, NO_PARENT, move):
                 continue
-            self.parent[state] = None
             frontier.append(state)
-            if self._visit(state):
+            if self._visit(state, len(self.parents) - 1):
                 return EndReason.DECIDED
-            if self._full():
-                return EndReason.MAX_STATES
-        while frontier:
-            if self.max_depth is not None and self.depth >= self.max_depth:
-                return EndReason.MAX_DEPTH if self._beyond(frontier) else EndReason.EXHAUSTED
-            next_frontier: list[Any] = []
-            for done, state in enumerate(frontier):
-                for _, succ in self._successors(state):
-                    self.generated += 1
-                    if succ in self.parent:
+            if self._stop_bound() is not None:
+                return self._stop_bound()  # type: ignore[return-value]
+        expand = make_expander(self.model, self.seen, self.canonical, self.por)
+        queue = deque(frontier)  # discovered, not yet expanded: the rest of a level, the next
+        del frontier
+        expanded = 0  # index of the next state to expand (indices follow discovery order)
+        level_end = 0  # one past the index of the last state of the level being expanded
+        seen, parents, moves = self.seen, self.parents, self.moves
+        limit = self.max_states if self.max_states is not None else 1 << 62
+        while queue:
+            if expanded == level_end:  # a new level starts: the queue holds exactly it
+                if self.max_depth is not None and self.depth >= self.max_depth:
+                    beyond = self._beyond(queue, expand)
+                    return EndReason.MAX_DEPTH if beyond else EndReason.EXHAUSTED
+                level_end = len(parents)
+            state = queue.popleft()
+            self.current = current = expanded
+            expanded += 1
+            try:
+                succs = expand(state)
+                self.generated += len(succs)
+                for move, succ in enumerate(succs):
+                    if succ is None:  # skipped by a reduction
+                        self.generated -= 1
                         continue
-                    self.parent[succ] = state
-                    next_frontier.append(succ)
-                    if len(next_frontier) == 1:
+                    if succ is KNOWN:
+                        continue
+                    fp = hash(succ)
+                    if fp in seen:
+                        continue
+                    seen.add(fp)
+                    parents.append(current)
+                    moves.append(move)
+                    queue.append(succ)
+                    count = len(parents)
+                    if count - 1 == level_end:
                         self.depth += 1
-                    if self._visit(succ):
+                    if self._visit(succ, count - 1):
                         return EndReason.DECIDED
-                    if self._full():
+                    if count % PROGRESS_EVERY == 0:
+                        if (bound := self._stop_bound()) is not None:
+                            return bound
+                        if self.progress:
+                            self._report(len(queue))
+                    elif count >= limit:
                         return EndReason.MAX_STATES
-                    if self.progress and len(self.parent) % PROGRESS_EVERY == 0:
-                        queue = len(frontier) - done - 1 + len(next_frontier)
-                        self._report(queue)
-            frontier = next_frontier
+            except ModelError:
+                raise
+            except Exception as exc:  # any failure in user code is reported, with its trace
+                raise self._model_error(exc, current, "successors") from exc
         return EndReason.EXHAUSTED
+
+    def _stop_bound(self) -> EndReason | None:
+        if self.max_states is not None and len(self.parents) >= self.max_states:
+            return EndReason.MAX_STATES
+        if self.max_memory is not None and resident_memory() >= self.max_memory:
+            return EndReason.MAX_MEMORY
+        return None
 
     def _report(self, queue: int) -> None:
         assert self.progress is not None
         elapsed = time.perf_counter() - self.start
-        self.progress(Progress(len(self.parent), self.generated, queue, self.depth, elapsed))
+        self.progress(Progress(len(self.parents), self.generated, queue, self.depth, elapsed))
 
-    def _beyond(self, frontier: list[Any]) -> bool:
+    def _beyond(self, frontier: Iterable[Any], expand: Expander) -> bool:
         """Whether any state past the depth bound is new (else the bound cut nothing off)."""
         return any(
-            succ not in self.parent for state in frontier for _, succ in self._successors(state)
+            succ is not None and succ is not KNOWN and hash(succ) not in self.seen
+            for state in frontier
+            for succ in expand(state)
         )
 
-    def _full(self) -> bool:
-        return self.max_states is not None and len(self.parent) >= self.max_states
-
-    def _visit(self, state: Any) -> bool:
+    def _visit(self, state: Any, index: int) -> bool:
         """Check the undecided properties on a new state; True once all are decided."""
         for prop in self.properties:
             if prop.name in self.found:
                 continue
             try:
-                holds = bool(prop.predicate(state))
+                if decides(prop, state):
+                    self.found[prop.name] = index
             except Exception as exc:
-                raise self._model_error(exc, state, prop.name) from exc
-            if holds != (prop.kind is Kind.ALWAYS):
-                self.found[prop.name] = state
+                raise self._model_error(exc, index, prop.name) from exc
         return len(self.found) == len(self.properties)
 
-    def _successors(self, state: Any) -> list[tuple[Any, Any]]:
-        return self._call(lambda: list(self.model.successors(state)), state, "successors")
-
-    def _call(self, fn: Callable[[], Any], state: Any, what: str) -> Any:
-        """Run model code; an exception becomes a ModelError carrying the trace to `state`."""
+    def _call(self, fn: Callable[[], Any], what: str) -> Any:
+        """Run model code; an exception becomes a ModelError carrying the trace so far."""
         try:
             return fn()
         except ModelError:
             raise
         except Exception as exc:  # any failure in user code is reported, with its trace
-            raise self._model_error(exc, state, what) from exc
+            raise self._model_error(exc, self.current, what) from exc
 
-    def _model_error(self, exc: Exception, state: Any, what: str) -> ModelError:
-        trace = self._trace_to(state) if state is not None else None
+    def _model_error(self, exc: Exception, index: int, what: str) -> ModelError:
+        trace = self._trace_to(index) if index != NO_PARENT else None
         where = f" after {len(trace)} steps" if trace is not None else ""
         return ModelError(f"model raised {type(exc).__name__} in {what}{where}: {exc}", trace)
 
     # -- results -----------------------------------------------------------
 
     def _judge(self, prop: Property, end: EndReason) -> PropertyResult:
-        state = self.found.get(prop.name)
-        complete = end in (EndReason.EXHAUSTED, EndReason.DECIDED)
-        if prop.kind is Kind.ALWAYS:
-            if state is not None:
-                return PropertyResult(
-                    prop, Verdict.VIOLATED, self._trace_to(state), prop.why(state)
-                )
-            if complete:
-                return PropertyResult(prop, Verdict.HOLDS, None, "holds in every reachable state")
-        else:
-            if state is not None:
-                return PropertyResult(prop, Verdict.HOLDS, self._trace_to(state), prop.why(state))
-            if complete:
-                return PropertyResult(
-                    prop, Verdict.VIOLATED, None, "no reachable state satisfies it"
-                )
-        return PropertyResult(prop, Verdict.INCOMPLETE, None, end.value)
+        index = self.found.get(prop.name)
+        return judge(prop, None if index is None else self._trace_to(index), end)
 
-    def _trace_to(self, state: Any) -> Trace:
-        """Rebuild the trace to `state` from parent links, recovering each action by replay."""
-        path = [state]
-        while (prev := self.parent.get(path[-1])) is not None:
-            path.append(prev)
-        path.reverse()
-        steps = [self._step(0, None, path[0])]
-        for index, (before, after) in enumerate(pairwise(path), start=1):
-            action = next(a for a, s in self.model.successors(before) if s == after)
-            steps.append(self._step(index, action, after))
-        return Trace(tuple(steps))
-
-    def _step(self, index: int, action: Any, state: Any) -> Step:
-        return Step(index, action, self.model.describe(state), self.model.summary(state), state)
+    def _trace_to(self, index: int) -> Trace:
+        """Rebuild the trace to state `index` by re-executing the model along stored moves."""
+        moves = []
+        while index != NO_PARENT:
+            moves.append(self.moves[index])
+            index = self.parents[index]
+        moves.reverse()
+        return rebuild_trace(self.model, self._initial, moves, self.canonical)

@@ -27,7 +27,8 @@ single-leader is then exactly the benchmark's ElectionSafety.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from operator import itemgetter
 from typing import NamedTuple
 
 from checker.errors import LeadercheckError
@@ -45,6 +46,9 @@ ROLE_NAMES = ("follower", "candidate", "leader")
 # A message is a plain tuple (kind, term, src, dst, granted); requests carry granted = 0.
 REQUEST_VOTE, RESPONSE = 0, 1
 Msg = tuple[int, int, int, int, int]
+HANDLE, DROP = 0, 1
+Move = int | tuple[int, Msg]  # see RaftElectionModel._moves
+Renaming = tuple[Callable[[tuple[int, ...]], tuple[int, ...]], tuple[int, ...], tuple[int, ...]]
 
 _STORAGE = Storage()
 
@@ -139,6 +143,7 @@ class RaftElectionModel(Model[ElectionState]):
         self._lead = [Action("become-leader", names[i]) for i in range(n + 1)]
         self._handle_cache: dict[Msg, Action] = {}
         self._drop_cache: dict[Msg, Action] = {}
+        self._renamings: dict[tuple[int, ...], Renaming] = {}
 
     # -- actions --------------------------------------------------------------
 
@@ -166,6 +171,23 @@ class RaftElectionModel(Model[ElectionState]):
         return [ElectionState((1,) * n, (FOLLOWER,) * n, (0,) * n, (0,) * n, ())]
 
     def successors(self, state: ElectionState) -> Iterator[tuple[Action, ElectionState]]:
+        for who, after in self._moves(state):
+            if isinstance(who, int):
+                yield self._timeout[who] if who > 0 else self._lead[-who], after
+            elif who[0] == DROP:
+                yield self._drop_action(who[1]), after
+            else:
+                yield self._handle_action(who[1]), after
+
+    def next_states(self, state: ElectionState) -> list[ElectionState]:
+        return [after for _, after in self._moves(state)]
+
+    def _moves(self, state: ElectionState) -> Iterator[tuple[Move, ElectionState]]:
+        """Each enabled action instance, named cheaply, with its next state.
+
+        The name is i for Timeout(i), -i for BecomeLeader(i), (HANDLE, m) or (DROP, m);
+        `successors` turns it into an Action only when a trace is rebuilt.
+        """
         terms, roles, voted, granted, msgs = state
         n = self.n
         for k in range(n):
@@ -177,7 +199,7 @@ class RaftElectionModel(Model[ElectionState]):
                 new = set(msgs)
                 new.update((REQUEST_VOTE, t, i, j, 0) for j in range(1, n + 1) if j != i)
                 yield (
-                    self._timeout[i],
+                    i,
                     ElectionState(
                         terms[:k] + (t,) + terms[i:],
                         roles[:k] + (CANDIDATE,) + roles[i:],
@@ -189,7 +211,7 @@ class RaftElectionModel(Model[ElectionState]):
             # BecomeLeader(i)
             if role == CANDIDATE and granted[k].bit_count() >= self.need:
                 yield (
-                    self._lead[i],
+                    -i,
                     ElectionState(terms, roles[:k] + (LEADER,) + roles[i:], voted, granted, msgs),
                 )
         for x, m in enumerate(msgs):
@@ -197,7 +219,7 @@ class RaftElectionModel(Model[ElectionState]):
             kind, t, s, d, g = m
             k = d - 1
             if kind == REQUEST_VOTE:
-                yield self._handle_action(m), self._request_vote(state, rest, t, s, d)
+                yield (HANDLE, m), self._request_vote(state, rest, t, s, d)
             else:
                 # HandleRequestVoteResponse(m)
                 if t > terms[k]:
@@ -215,9 +237,9 @@ class RaftElectionModel(Model[ElectionState]):
                     )
                 else:
                     after = ElectionState(terms, roles, voted, granted, rest)
-                yield self._handle_action(m), after
+                yield (HANDLE, m), after
             # DropMessage(m)
-            yield self._drop_action(m), ElectionState(terms, roles, voted, granted, rest)
+            yield (DROP, m), ElectionState(terms, roles, voted, granted, rest)
 
     def _request_vote(
         self, state: ElectionState, rest: tuple[Msg, ...], t: int, j: int, i: int
@@ -244,6 +266,54 @@ class RaftElectionModel(Model[ElectionState]):
         if new_vote != voted[k]:
             voted = voted[:k] + (new_vote,) + voted[i:]
         return ElectionState(terms, roles, voted, granted, msgs)
+
+    # -- symmetry -----------------------------------------------------------------
+
+    def symmetry_groups(self) -> tuple[tuple[int, ...], ...]:
+        """Nodes 1..NC may time out, NC+1..N may not: two groups of interchangeable ids."""
+        return tuple(range(self.nc)), tuple(range(self.nc, self.n))
+
+    def permute(self, state: ElectionState, perm: Sequence[int]) -> ElectionState:
+        terms, roles, voted, granted, msgs = state
+        pick, new_id, new_bits = self._renaming(tuple(perm))
+        renamed = sorted([(kind, t, new_id[a], new_id[b], ok) for kind, t, a, b, ok in msgs])
+        return ElectionState(
+            pick(terms),
+            pick(roles),
+            tuple([new_id[v] for v in pick(voted)]),
+            tuple([new_bits[g] for g in pick(granted)]),
+            tuple(renamed),
+        )
+
+    def _renaming(self, perm: tuple[int, ...]) -> Renaming:
+        """For a renaming: who lands at each position, each id's new id, each vote set's."""
+        found = self._renamings.get(perm)
+        if found is None:
+            n = self.n
+            inverse = [0] * n
+            for old, new in enumerate(perm):
+                inverse[new] = old
+            new_id = (0, *(p + 1 for p in perm))  # id 0 (nobody) stays 0
+            new_bits = tuple(
+                sum(1 << new_id[j] for j in range(1, n + 1) if bits >> j & 1)
+                for bits in range(1 << (n + 1))
+            )
+            found = self._renamings[perm] = (itemgetter(*inverse), new_id, new_bits)
+        return found
+
+    def node_keys(self, state: ElectionState) -> list[tuple[int, ...]]:
+        """Term, role, whom it voted for (nobody, itself, another), votes, messages in and out."""
+        terms, roles, voted, granted, msgs = state
+        traffic = [0] * (self.n + 1)
+        for kind, _, a, b, ok in msgs:
+            traffic[a] += 1 + 4 * kind + 16 * ok
+            traffic[b] += 256 * (1 + 4 * kind + 16 * ok)
+        return [
+            (t, r, 0 if not v else 1 if v == i else 2, g.bit_count(), m)
+            for i, t, r, v, g, m in zip(
+                range(1, self.n + 1), terms, roles, voted, granted, traffic[1:], strict=True
+            )
+        ]
 
     # -- traces -----------------------------------------------------------------
 

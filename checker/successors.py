@@ -1,0 +1,122 @@
+"""What a search explores from a state, and how a trace is rebuilt from action positions.
+
+Shared by the single-process search and the partitioned one (checker/parallel.py):
+both store, per state, only the position of the action that discovered it among its
+parent's successors, and both apply the same reductions when expanding a state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from checker.model import Model
+from checker.properties import Kind, Property
+from checker.result import EndReason, PropertyResult, Verdict
+from checker.symmetry import canonicalizer
+from checker.trace import Step, Trace
+
+# Given a state, its next states in the order of the model's successors. A reduction puts
+# None where it skips an action (not explored, not counted as generated) and KNOWN where
+# the successor is generated but known to be visited already.
+Expander = Callable[[Any], list[Any]]
+KNOWN = object()
+MAX_ALIASES = 1 << 20  # a cache: forgetting it costs time, never correctness
+
+
+@dataclass(frozen=True)
+class Reductions:
+    """Which state-space reductions a search applies."""
+
+    symmetry: bool = False  # one representative per orbit of the model's node symmetry
+    por: bool = False  # partial-order reduction over the model's local actions
+
+    def canonical(self, model: Model[Any]) -> Callable[[Any], Any] | None:
+        """The representative function, or None when symmetry is off or not declared."""
+        return canonicalizer(model) if self.symmetry else None
+
+
+NO_REDUCTIONS = Reductions()
+
+
+def make_expander(
+    model: Model[Any],
+    seen: set[int],
+    canonical: Callable[[Any], Any] | None,
+    por: bool = False,
+) -> Expander:
+    """The expander for `model`; `seen` holds the fingerprints of visited states."""
+    if por:
+        from checker.por import por_expander  # noqa: PLC0415 (written by the POR work)
+
+        return por_expander(model, seen, canonical)
+    next_states = model.next_states
+    if canonical is None:
+        return lambda state: list(next_states(state))
+    aliases: set[int] = set()  # fingerprints of non-canonical states already mapped
+
+    def expand(state: Any) -> list[Any]:
+        out = []
+        for succ in next_states(state):
+            fp = hash(succ)
+            if fp in seen or fp in aliases:  # its orbit is known: skip the canonical form
+                out.append(KNOWN)
+                continue
+            rep = canonical(succ)
+            if rep is not succ:
+                if len(aliases) >= MAX_ALIASES:
+                    aliases.clear()
+                aliases.add(fp)
+            out.append(rep)
+        return out
+
+    return expand
+
+
+def rebuild_trace(
+    model: Model[Any],
+    initial: Sequence[Any],
+    moves: Sequence[int],
+    canonical: Callable[[Any], Any] | None = None,
+) -> Trace:
+    """Re-execute the model from initial[moves[0]] along the action positions moves[1:].
+
+    With symmetry the positions index the successors of representatives; at each step
+    the concrete trace takes the first successor of its concrete state that lies in the
+    orbit of the next representative, so the trace replays on the unreduced model.
+    """
+    state = initial[moves[0]]
+    steps = [_step(model, 0, None, state)]
+    if canonical is None:
+        for number, move in enumerate(moves[1:], start=1):
+            action, state = list(model.successors(state))[move]
+            steps.append(_step(model, number, action, state))
+        return Trace(tuple(steps))
+    rep = canonical(state)
+    for number, move in enumerate(moves[1:], start=1):
+        rep = canonical(list(model.next_states(rep))[move])
+        action, state = next((a, s) for a, s in model.successors(state) if canonical(s) == rep)
+        steps.append(_step(model, number, action, state))
+    return Trace(tuple(steps))
+
+
+def _step(model: Model[Any], index: int, action: Any, state: Any) -> Step:
+    return Step(index, action, model.describe(state), model.summary(state), state)
+
+
+def judge(prop: Property, trace: Trace | None, end: EndReason) -> PropertyResult:
+    """The verdict on `prop` given the trace to the state that decided it, if one did."""
+    if trace is not None:
+        verdict = Verdict.VIOLATED if prop.kind is Kind.ALWAYS else Verdict.HOLDS
+        return PropertyResult(prop, verdict, trace, prop.why(trace.last.state))
+    if end in (EndReason.EXHAUSTED, EndReason.DECIDED):
+        if prop.kind is Kind.ALWAYS:
+            return PropertyResult(prop, Verdict.HOLDS, None, "holds in every reachable state")
+        return PropertyResult(prop, Verdict.VIOLATED, None, "no reachable state satisfies it")
+    return PropertyResult(prop, Verdict.INCOMPLETE, None, end.value)
+
+
+def decides(prop: Property, state: Any) -> bool:
+    """Whether `state` decides `prop`: breaks an invariant or meets a `sometimes` claim."""
+    return bool(prop.predicate(state)) != (prop.kind is Kind.ALWAYS)
