@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from checker.errors import LeadercheckError
@@ -46,15 +46,29 @@ CASES = (
 )
 
 
+# How a case may be searched: a name and the `verify` options it adds.
+SEARCHES: dict[str, tuple[str, ...]] = {
+    "plain": (),
+    "symmetry": ("--symmetry",),
+    "por": ("--por",),
+    "2-workers": ("--workers", "2"),
+    "symmetry+2-workers": ("--symmetry", "--workers", "2"),
+    "ray-2-workers": ("--engine", "ray", "--workers", "2"),
+}
+DEFAULT_SEARCHES = ("plain", "symmetry", "2-workers")
+
+
 @dataclass(frozen=True)
 class BenchRow:
     case: BenchCase
+    search: str  # a key of SEARCHES
     distinct: int
     generated: int
     depth: int
     seconds: float  # median over the repeats
     peak_bytes: int
     search_bytes: int  # peak minus the peak of a process that stops after one state
+    reduction: float | None = None  # distinct states of the plain search / of this one
 
     @property
     def states_per_second(self) -> float:
@@ -68,6 +82,8 @@ class BenchRow:
         return {
             "model": self.case.protocol,
             "params": dict(self.case.params),
+            "search": self.search,
+            "reduction": round(self.reduction, 2) if self.reduction else None,
             "distinct_states": self.distinct,
             "generated_states": self.generated,
             "depth": self.depth,
@@ -90,13 +106,15 @@ def _run(protocol: str, params: Sequence[tuple[str, str]], extra: Sequence[str])
     return doc
 
 
-def run_case(case: BenchCase, repeat: int) -> BenchRow:
-    runs = [_run(case.protocol, case.params, []) for _ in range(repeat)]
-    baseline = _run(case.protocol, case.params, ["--max-states", "1"])
+def run_case(case: BenchCase, repeat: int, search: str = "plain") -> BenchRow:
+    flags = SEARCHES[search]
+    runs = [_run(case.protocol, case.params, flags) for _ in range(repeat)]
+    baseline = _run(case.protocol, case.params, [*flags, "--max-states", "1"])
     stats = runs[0]["stats"]
     peak = max(r["stats"]["peak_memory_bytes"] for r in runs)
     return BenchRow(
         case,
+        search,
         distinct=stats["distinct_states"],
         generated=stats["generated_states"],
         depth=stats["depth"],
@@ -106,16 +124,25 @@ def run_case(case: BenchCase, repeat: int) -> BenchRow:
     )
 
 
+def with_reductions(rows: Sequence[BenchRow]) -> list[BenchRow]:
+    """The rows, each with its reduction factor against the plain search of its case."""
+    plain = {r.case: r.distinct for r in rows if r.search == "plain"}
+    return [
+        replace(r, reduction=plain[r.case] / r.distinct) if r.case in plain else r for r in rows
+    ]
+
+
 def bench_lines(rows: Sequence[BenchRow]) -> list[str]:
     head = (
-        f"{'model and size':<46} {'distinct':>10} {'generated':>11} {'depth':>5} "
-        f"{'seconds':>8} {'states/s':>9} {'peak MiB':>9} {'B/state':>8}"
+        f"{'model and size':<46} {'search':<18} {'distinct':>10} {'generated':>11} {'depth':>5} "
+        f"{'seconds':>8} {'states/s':>9} {'peak MiB':>9} {'B/state':>8} {'reduction':>9}"
     )
     lines = [head, "-" * len(head)]
     for r in rows:
+        factor = f"{r.reduction:.1f}x" if r.reduction else "-"
         lines.append(
-            f"{r.case.label:<46} {r.distinct:>10,} {r.generated:>11,} {r.depth:>5} "
-            f"{r.seconds:>8.2f} {r.states_per_second:>9,.0f} "
-            f"{r.peak_bytes / 2**20:>9.1f} {r.bytes_per_state:>8.0f}"
+            f"{r.case.label:<46} {r.search:<18} {r.distinct:>10,} {r.generated:>11,} "
+            f"{r.depth:>5} {r.seconds:>8.2f} {r.states_per_second:>9,.0f} "
+            f"{r.peak_bytes / 2**20:>9.1f} {r.bytes_per_state:>8.0f} {factor:>9}"
         )
     return lines

@@ -12,13 +12,21 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
 import click
 
-from checker.bench import CASES, bench_lines, run_case
+from checker.bench import (
+    CASES,
+    DEFAULT_SEARCHES,
+    SEARCHES,
+    bench_lines,
+    run_case,
+    with_reductions,
+)
+from checker.engines import LOCAL, RAY, EngineOptions, default_max_memory, parse_size, run_search
 from checker.errors import LeadercheckError, ModelError
 from checker.gate import CaseOutcome, GateCase, GateReport, judge
 from checker.graph import StateGraph, state_graph
@@ -43,7 +51,7 @@ from checker.render.state_graph import state_graph_dot
 from checker.render.trace_file import load_trace
 from checker.replay import Replay, SavedTrace, replay
 from checker.result import CheckResult, Verdict
-from checker.search import check
+from checker.successors import Reductions
 from models.catalogue import PROTOCOLS, lookup
 from models.params import ProtocolEntry
 from specs.claims import PROPERTIES
@@ -66,6 +74,7 @@ class Options:
     with_html: bool = False
     html_dir: Path = Path("counterexamples")
     state_graph: bool = False
+    engine: EngineOptions = field(default_factory=EngineOptions)
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
@@ -147,6 +156,37 @@ class Options:
     help="state-graph: also draw the explored state graph with the trace in red "
     "(<protocol>.state-graph.dot/.svg; small models only).",
 )
+@click.option(
+    "--symmetry",
+    is_flag=True,
+    help="Store one state per orbit of the nodes the protocol declares interchangeable.",
+)
+@click.option(
+    "--por",
+    is_flag=True,
+    help="Partial-order reduction over the protocol's local actions (traces may be longer).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Search with this many processes (states partitioned by fingerprint).",
+)
+@click.option(
+    "--engine",
+    type=click.Choice([LOCAL, RAY]),
+    default=LOCAL,
+    show_default=True,
+    help="ray: run the partitioned search on a Ray cluster (a local one unless --address).",
+)
+@click.option("--address", metavar="HOST:PORT", help="With --engine ray: the cluster to join.")
+@click.option(
+    "--max-memory",
+    metavar="SIZE",
+    help="Stop with INCOMPLETE when the search's resident memory reaches SIZE "
+    "(e.g. 4G; default 80% of RAM).",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.pass_context
 def main(
@@ -167,12 +207,29 @@ def main(
     with_stats: bool,
     html_dir: str | None,
     diagram: str,
+    symmetry: bool,
+    por: bool,
+    workers: int,
+    engine: str,
+    address: str | None,
+    max_memory: str | None,
     debug: bool,
 ) -> None:
     """Exhaustively check a leader-election protocol for two leaders and stale writes."""
     if ctx.invoked_subcommand is not None:
         return
     pages = Path(html_dir) if html_dir else out
+    try:
+        engine_options = EngineOptions(
+            Reductions(symmetry=symmetry, por=por),
+            workers,
+            engine,
+            address,
+            parse_size(max_memory) if max_memory is not None else default_max_memory(),
+        )
+    except LeadercheckError as exc:
+        _fail(exc, debug)
+        ctx.exit(USAGE_ERROR)
     opts = Options(
         params=params,
         nodes=nodes,
@@ -184,6 +241,7 @@ def main(
         with_html=html_dir is not None,
         html_dir=pages,
         state_graph=diagram == "state-graph",
+        engine=engine_options,
     )
     try:
         expectations = load_expectations()
@@ -208,6 +266,11 @@ def main(
                 )
             if check_golden and update_golden:
                 raise click.UsageError("--check-golden and --update-golden exclude each other")
+            if (check_golden or update_golden) and (symmetry or por):
+                raise click.UsageError(
+                    "golden counterexamples come from the unreduced search; "
+                    "drop --symmetry/--por with --check-golden/--update-golden"
+                )
             code = _gate(expectations, opts, junit, check_golden, update_golden, readme)
         elif protocol_name is None:
             raise click.UsageError("give --protocol NAME, --all, or --list to see the protocols")
@@ -255,9 +318,10 @@ def _verify(protocol: ProtocolEntry, expectations: Expectations, opts: Options) 
     graph = state_graph(model) if opts.state_graph else None  # refuse a big model up front
     progress = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
     try:
-        result = check(
+        result = run_search(
             model,
             properties,
+            opts.engine,
             max_states=opts.max_states,
             max_depth=opts.max_depth,
             progress=progress,
@@ -266,7 +330,14 @@ def _verify(protocol: ProtocolEntry, expectations: Expectations, opts: Options) 
         if progress is not None:
             progress.clear()
     written = _write_counterexamples(protocol.name, values, result, out, opts.with_html, graph)
-    run = Run(protocol.name, values, result, written, expectations.expected(protocol.name))
+    run = Run(
+        protocol.name,
+        values,
+        result,
+        written,
+        expectations.expected(protocol.name),
+        opts.engine.describe(),
+    )
     tables = _measure(protocol) if opts.with_stats else []
     if opts.as_json:
         click.echo(json.dumps({**json_report(run), "measures": [t.to_json() for t in tables]}))
@@ -337,8 +408,9 @@ def _gate(
         outcomes = []
         pages: dict[str, dict[str, str]] = {}
         for case in cases:
-            result = check(case.build(), case.properties)
-            outcome = CaseOutcome(case, result, judge(case, result))
+            result = run_search(case.build(), case.properties, opts.engine)
+            shortest = not opts.engine.reductions.por  # POR keeps verdicts, not trace lengths
+            outcome = CaseOutcome(case, result, judge(case, result, shortest))
             _write_counterexamples(case.name, case.params, result, fresh)
             if opts.with_html:
                 written = _write_counterexamples(
@@ -550,13 +622,26 @@ def _replay_lines(trace_file: Path, saved: SavedTrace, target: str, result: Repl
 @click.option("--repeat", type=click.IntRange(1, 20), default=3, show_default=True)
 @click.option("--large", is_flag=True, help="Also run the long, memory-hungry sizes.")
 @click.option("--only", metavar="MODEL", help="Only the benchmarks of this model.")
+@click.option(
+    "--search",
+    "searches",
+    multiple=True,
+    type=click.Choice(list(SEARCHES)),
+    help=f"How to search each model (repeatable; default {', '.join(DEFAULT_SEARCHES)}).",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object, for tracking over time.")
 @click.pass_context
 def bench_command(
-    ctx: click.Context, repeat: int, large: bool, only: str | None, as_json: bool
+    ctx: click.Context,
+    repeat: int,
+    large: bool,
+    only: str | None,
+    searches: tuple[str, ...],
+    as_json: bool,
 ) -> None:
     """Time the benchmark models (../shared/benchmarks), each run in a fresh process."""
     cases = [c for c in CASES if (large or not c.large) and (only is None or c.protocol == only)]
+    searches = searches or DEFAULT_SEARCHES
     try:
         for case in cases:
             lookup(case.protocol)
@@ -564,9 +649,11 @@ def bench_command(
             raise LeadercheckError(f"no benchmark of model {only!r}")
         rows = []
         for case in cases:
-            rows.append(run_case(case, repeat))
-            if not as_json:
-                click.echo(f"  done: {case.label}", err=True)
+            for search in searches:
+                rows.append(run_case(case, repeat, search))
+                if not as_json:
+                    click.echo(f"  done: {case.label} ({search})", err=True)
+        rows = with_reductions(rows)
     except LeadercheckError as exc:
         _fail(exc, False)
         ctx.exit(USAGE_ERROR)

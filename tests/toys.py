@@ -58,3 +58,35 @@ class Exploding(Counter):
         if state == self.at:
             raise ValueError("boom")
         return super().successors(state)
+
+
+class Tokens(Model[tuple[int, ...]]):
+    """`n` interchangeable nodes, each holding 0..top tokens; a node may take one more.
+
+    Distinct states: (top + 1) ** n. Up to renaming the nodes, a state is a multiset of
+    n values in 0..top, so there are C(n + top, top) orbits. `keys` says whether the
+    model offers node keys (else the engine tries every renaming).
+    """
+
+    def __init__(self, n: int, top: int, keys: bool = True) -> None:
+        self.n, self.top, self.keys = n, top, keys
+
+    def initial_states(self) -> Sequence[tuple[int, ...]]:
+        return [(0,) * self.n]
+
+    def successors(self, state: tuple[int, ...]) -> Iterable[tuple[Action, tuple[int, ...]]]:
+        for i, held in enumerate(state):
+            if held < self.top:
+                yield Action("take", f"n{i + 1}"), state[:i] + (held + 1,) + state[i + 1 :]
+
+    def symmetry_groups(self) -> Sequence[Sequence[int]]:
+        return [range(self.n)]
+
+    def permute(self, state: tuple[int, ...], perm: Sequence[int]) -> tuple[int, ...]:
+        out = [0] * self.n
+        for old, new in enumerate(perm):
+            out[new] = state[old]
+        return tuple(out)
+
+    def node_keys(self, state: tuple[int, ...]) -> Sequence[int]:
+        return state if self.keys else ()

@@ -21,6 +21,7 @@ class Run:
     result: CheckResult
     written: Mapping[str, Written]  # property name -> its trace files
     expected: Mapping[str, Verdict]  # property name -> the verdict specs expect
+    search: str = ""  # the engine and reductions, when not the plain one-process search
 
 
 def _outcome(r: PropertyResult) -> str:
@@ -54,8 +55,10 @@ def report_lines(run: Run) -> list[str]:
         f"{s.distinct_states:,} distinct states, {s.generated_states:,} generated, "
         f"depth {s.depth}, {s.seconds:.2f} s, {s.states_per_second:,.0f} states/s, "
         f"peak memory {s.peak_memory_bytes / 2**20:.1f} MiB ({result.end.value})",
-        f"verdict: {result.verdict.value}",
     ]
+    if run.search:
+        lines.append(f"search: {run.search}")
+    lines.append(f"verdict: {result.verdict.value}")
     return lines
 
 
@@ -86,6 +89,7 @@ def json_report(run: Run) -> dict[str, Any]:
         "params": dict(run.params),
         "verdict": run.result.verdict.value,
         "end": run.result.end.name.lower(),
+        "search": run.search or "plain",
         "properties": props,
         "stats": {
             "distinct_states": s.distinct_states,

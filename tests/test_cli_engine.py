@@ -1,0 +1,76 @@
+"""`verify` engine options: reductions, memory bound, workers and engine choice."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from checker.cli import main
+from checker.engines import parse_size
+from checker.errors import LeadercheckError
+
+RAFT_4 = ["--protocol", "raft-election", "-p", "N=4", "-p", "NC=3", "-p", "MaxTerm=2"]
+
+
+def verify(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_symmetry_reports_fewer_states_and_says_so(tmp_path: Path) -> None:
+    plain = json.loads(verify(*RAFT_4, "--json", "--out", str(tmp_path)).stdout)
+    reduced = verify(*RAFT_4, "--symmetry", "--out", str(tmp_path))
+    assert reduced.exit_code == 0
+    assert "search: symmetry (states counted are orbit representatives)" in reduced.stdout
+    found = re.search(r"([\d,]+) distinct states", reduced.stdout)
+    assert found is not None
+    assert plain["stats"]["distinct_states"] == 78_850
+    assert int(found.group(1).replace(",", "")) == 13_345
+    assert plain["search"] == "plain"
+
+
+def test_symmetric_counterexample_is_written_and_replays(tmp_path: Path) -> None:
+    args = [*RAFT_4, "-p", "variant=noquorum", "--symmetry", "--out", str(tmp_path)]
+    result = verify(*args)
+    assert result.exit_code == 1
+    assert re.search(r"single-leader\s+VIOLATED\s+counterexample of 8 steps", result.stdout)
+    replayed = verify("replay", str(tmp_path / "raft-election.json"))
+    assert replayed.exit_code == 0, replayed.stdout
+
+
+def test_memory_bound_stops_incomplete_with_statistics(tmp_path: Path) -> None:
+    result = verify("--protocol", "raft-election", "--max-memory", "1M", "--out", str(tmp_path))
+    assert result.exit_code == 3
+    assert "INCOMPLETE  memory bound reached" in result.stdout
+    assert "(memory bound reached)" in result.stdout
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--max-memory", "lots"], "memory size 'lots'"),
+        (["--address", "127.0.0.1:6379"], "--address needs --engine ray"),
+        (["--all", "--symmetry", "--check-golden"], "golden counterexamples come from the unreduced"),
+        (["--all", "--por", "--update-golden"], "golden counterexamples come from the unreduced"),
+    ],
+)
+def test_engine_usage_errors(args: list[str], message: str) -> None:
+    result = verify("--protocol", "raft-election", *args) if "--all" not in args else verify(*args)
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+@pytest.mark.parametrize(
+    ("text", "size"), [("512M", 512 << 20), ("8G", 8 << 30), ("1.5GiB", 3 << 29), ("4096", 4096)]
+)
+def test_sizes(text: str, size: int) -> None:
+    assert parse_size(text) == size
+
+
+def test_zero_size_is_refused() -> None:
+    with pytest.raises(LeadercheckError, match="must be positive"):
+        parse_size("0")
