@@ -134,14 +134,14 @@ def with_reductions(rows: Sequence[BenchRow]) -> list[BenchRow]:
 
 def bench_lines(rows: Sequence[BenchRow]) -> list[str]:
     head = (
-        f"{'model and size':<46} {'search':<18} {'distinct':>10} {'generated':>11} {'depth':>5} "
+        f"{'model and size':<50} {'search':<18} {'distinct':>10} {'generated':>11} {'depth':>5} "
         f"{'seconds':>8} {'states/s':>9} {'peak MiB':>9} {'B/state':>8} {'reduction':>9}"
     )
     lines = [head, "-" * len(head)]
     for r in rows:
         factor = f"{r.reduction:.1f}x" if r.reduction else "-"
         lines.append(
-            f"{r.case.label:<46} {r.search:<18} {r.distinct:>10,} {r.generated:>11,} "
+            f"{r.case.label:<50} {r.search:<18} {r.distinct:>10,} {r.generated:>11,} "
             f"{r.depth:>5} {r.seconds:>8.2f} {r.states_per_second:>9,.0f} "
             f"{r.peak_bytes / 2**20:>9.1f} {r.bytes_per_state:>8.0f} {factor:>9}"
         )

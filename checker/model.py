@@ -81,6 +81,14 @@ class Model(ABC, Generic[S]):
         """`state` with node position i renamed to perm[i] everywhere it occurs."""
         raise NotImplementedError(f"{type(self).__name__} declares symmetry but no permute")
 
+    def order_key(self, state: S) -> Any:
+        """A total order on states that picks an orbit's representative among candidates.
+
+        The state itself by default; a model whose states do not compare (None beside
+        ints) returns something that does, and that does not vary between runs.
+        """
+        return state
+
     def node_keys(self, state: S) -> Sequence[Any]:
         """Per node position, a comparable key that renaming carries along with the node.
 

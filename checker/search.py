@@ -4,13 +4,14 @@ States are checked once, when first discovered; because discovery happens level 
 level, the first state found that breaks an invariant (or meets a `sometimes`
 claim) lies at the smallest possible depth, so its trace is a shortest one.
 
-Memory: the search keeps only a 64-bit fingerprint of each visited state (a set of
-ints), plus, per state, the index of the state it was discovered from and the
-position of the action among that state's successors (two packed arrays). Full states
-are held only for the level being expanded and the next one. A trace is rebuilt by
+Memory: the search keeps only a 60-bit fingerprint of each visited state (a set of
+ints, see checker/successors.py), plus, per state, the index of the state it was
+discovered from and the position of the action among that state's successors (two
+packed arrays). Full states are held only in the queue: the rest of the level being
+expanded and the part of the next level discovered so far. A trace is rebuilt by
 re-executing the model from an initial state along the stored action positions, as TLC
 and Stateright do. Two different states with the same fingerprint would be taken for
-one (the chance is about n^2 / 2^64 for n states: below 1e-7 for two million).
+one (the chance is about n^2 / 2^61 for n states: about 1e-6 for two million).
 
 With symmetry, the stored states are canonical representatives (checker/symmetry.py);
 the rebuilt trace is mapped back to concrete states that replay on the unreduced model.
@@ -30,6 +31,7 @@ from checker.model import Model
 from checker.properties import Property
 from checker.result import CheckResult, EndReason, Progress, PropertyResult, Stats
 from checker.successors import (
+    FP_MASK,
     KNOWN,
     NO_REDUCTIONS,
     Expander,
@@ -133,7 +135,7 @@ class _Search:
 
     def _add(self, state: Any, parent: int, move: int) -> bool:
         """Record `state` if new; False if it was seen before."""
-        fp = hash(state)
+        fp = hash(state) & FP_MASK
         if fp in self.seen:
             return False
         self.seen.add(fp)
@@ -181,7 +183,7 @@ class _Search:
                         continue
                     if succ is KNOWN:
                         continue
-                    fp = hash(succ)
+                    fp = hash(succ) & FP_MASK
                     if fp in seen:
                         continue
                     seen.add(fp)
@@ -221,7 +223,7 @@ class _Search:
     def _beyond(self, frontier: Iterable[Any], expand: Expander) -> bool:
         """Whether any state past the depth bound is new (else the bound cut nothing off)."""
         return any(
-            succ is not None and succ is not KNOWN and hash(succ) not in self.seen
+            succ is not None and succ is not KNOWN and hash(succ) & FP_MASK not in self.seen
             for state in frontier
             for succ in expand(state)
         )

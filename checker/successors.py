@@ -24,6 +24,16 @@ Expander = Callable[[Any], list[Any]]
 KNOWN = object()
 MAX_ALIASES = 1 << 20  # a cache: forgetting it costs time, never correctness
 
+# A state's fingerprint is hash(state) & FP_MASK: 60 bits, so that each one is a 32-byte
+# int object (a full 64-bit hash takes 48 bytes) and the visited set stays small. Two
+# states of n would share one with probability about n^2 / 2^61 (1e-6 for two million).
+FP_MASK = (1 << 60) - 1
+
+
+def fingerprint(state: Any) -> int:
+    """The key under which a visited state is remembered (hot loops inline it)."""
+    return hash(state) & FP_MASK
+
 
 @dataclass(frozen=True)
 class Reductions:
@@ -59,7 +69,7 @@ def make_expander(
     def expand(state: Any) -> list[Any]:
         out = []
         for succ in next_states(state):
-            fp = hash(succ)
+            fp = hash(succ) & FP_MASK
             if fp in seen or fp in aliases:  # its orbit is known: skip the canonical form
                 out.append(KNOWN)
                 continue

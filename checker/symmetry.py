@@ -5,13 +5,13 @@ A model declares groups of node positions whose ids can be renamed among themsel
 only by such a renaming have the same future up to renaming, and every property the
 engine checks must be blind to it, so the search stores just one state of each orbit.
 
-The representative is the smallest renamed state. Trying every renaming costs |G|
-permutations per successor (24 for four interchangeable nodes), so nodes are first
-sorted within their group by a key the renaming carries along (`Model.node_keys`); only
-renamings that keep that order, that is, that permute nodes with equal keys, are tried.
-Because the keys move with the nodes, every state of an orbit yields the same candidate
-set and therefore the same minimum: the representative is canonical, not just some
-member of the orbit.
+The representative is the smallest renamed state (in the model's `order_key`). Trying
+every renaming costs |G| permutations per successor (24 for four interchangeable
+nodes), so nodes are first sorted within their group by a key the renaming carries
+along (`Model.node_keys`); only renamings that keep that order, that is, that permute
+nodes with equal keys, are tried. Because the keys move with the nodes, every state of
+an orbit yields the same candidate set and therefore the same minimum: the
+representative is canonical, not just some member of the orbit.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ class _Canonical:
     def __init__(self, model: Model[Any], groups: tuple[tuple[int, ...], ...], size: int) -> None:
         self.permute = model.permute
         self.node_keys = model.node_keys
+        self.order_key = model.order_key
         self.groups = tuple(tuple(sorted(g)) for g in groups)
         self.size = size
         self.identity = list(range(size))
@@ -64,11 +65,12 @@ class _Canonical:
                 tied = tied or any(map(eq, ordered, ordered[1:]))
             if not tied:
                 return state if perm == self.identity else self.permute(state, tuple(perm))
-        best = None
+        best, best_key = None, None
         for candidate in self._candidates(keys):
             image = state if candidate is None else self.permute(state, candidate)
-            if best is None or image < best:
-                best = image
+            key = self.order_key(image)
+            if best is None or key < best_key:
+                best, best_key = image, key
         return best
 
     def _candidates(self, keys: Sequence[object]) -> Iterator[tuple[int, ...] | None]:

@@ -110,6 +110,13 @@ class K8sNode(_K8sFields, ExtendsLeaseNode):
 class K8sLeaseModel(LeaseModel):
     """client-go leader election on a Lease: GET, then UPDATE with the resourceVersion read."""
 
+    # Partial-order reduction: neither promise of LeaseModel holds. A successful write
+    # clears every node's `fresh` (a step that writes other nodes' records), a leader's
+    # urgency depends on the Lease in the store (a tick can make a paused leader owe its
+    # renewal), and a request sent while the API server is unreachable is a step of its own.
+    stop_only_delays = False
+    cut_only_blocks = False
+
     def __init__(
         self,
         nodes: int,

@@ -25,7 +25,15 @@ from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from checker.model import Action
-from models.cluster import STORAGE, STORE, ClusterModel, ClusterState, FaultBounds, countdown
+from models.cluster import (
+    STORAGE,
+    STORE,
+    ClusterModel,
+    ClusterState,
+    FaultBounds,
+    InterchangeableNodes,
+    countdown,
+)
 from models.cluster.base import Successor
 from models.cluster.nodes import node_name, with_life
 from models.params import NODES, Param, ProtocolEntry, fault_params
@@ -103,8 +111,20 @@ class ExtendsLeaseNode(tuple[Any, ...]):
         return self.lease.tenure
 
 
-class LeaseModel(ClusterModel):
-    """A lease held in the store by compare-and-swap; the storage may check tokens."""
+class LeaseModel(InterchangeableNodes, ClusterModel):
+    """A lease held in the store by compare-and-swap; the storage may check tokens.
+
+    Nodes are interchangeable (`--symmetry`): every node runs the same steps and the
+    records hold no node ids; the holder in the store is renamed by the mixin.
+    """
+
+    # Partial-order reduction (ClusterModel.local_moves). A stopped node only falls
+    # silent: no messages; a node's steps touch only its own record, the store and the
+    # storage; urgency is its own pending write, which a tick never sets; the tick does
+    # not look at `paused`. A cut link only blocks: acquire and renew need the store,
+    # nothing else looks at the links. Subclasses that change the steps say again.
+    stop_only_delays = True
+    cut_only_blocks = True
 
     def __init__(self, nodes: int, ttl: int, tokens: int, fencing: bool, faults: FaultBounds):
         super().__init__(nodes, faults)

@@ -140,6 +140,41 @@ class LeaseBenchModel(Model[BenchState]):
         if now < self.max_time:
             yield TICK, self._tick(state)
 
+    def local_moves(self, state: BenchState) -> tuple[int, ...]:
+        """Resume(i) of a paused node that holds no lease, or of any paused node at MaxTime.
+
+        (1) No claim reads `paused`. (3) Only Resume(i) clears paused[i]. (2) While node i
+        is paused, myTok[i] stays 0 (only its own Acquire sets it, and a paused node does
+        not acquire), so a Tick neither reads paused[i] nor changes myExp[i]: Tick and
+        Resume(i) commute. Acquire, Renew, Write and Pause of other nodes never read
+        paused[i]; node i's own Acquire, Renew, Write and Pause are disabled until it
+        resumes, and Renew(i) and Write(i) stay disabled after it too (myTok[i] = 0). At
+        MaxTime no Tick is ever enabled again, so any Resume commutes with every move
+        (it only enables node i's own). Pause(i) is not declared: it disables node i's
+        Acquire, Renew or Write wherever one can still come, and a Tick treats a paused
+        lease holder differently. Acquire, Write and Tick change what the claims read
+        (myTok, the storage), and Renew races with Tick (it moves the expiry the Tick
+        compares with).
+        """
+        paused, my_tok = state.paused, state.my_tok
+        if not any(paused):
+            return ()
+        end = state.now >= self.max_time
+        quiet = [j for j in range(self.n) if paused[j] and (end or not my_tok[j])]
+        if not quiet:
+            return ()
+        # Positions: Acquire(i)..., or Renew, then Write(i)..., Pause(i)..., Resume(i)...
+        n = self.n
+        if state.now >= state.expires_at:
+            before = sum(1 for j in range(n) if not paused[j] and not my_tok[j])
+        else:
+            h = state.holder
+            before = int(bool(h) and state.token == my_tok[h - 1] and not paused[h - 1])
+        before += sum(1 for j in range(n) if my_tok[j] and not paused[j])
+        before += sum(1 for j in range(n) if not paused[j])
+        resumes = [j for j in range(n) if paused[j]]
+        return tuple(before + k for k, j in enumerate(resumes) if j in quiet)
+
     def _tick(self, state: BenchState) -> BenchState:
         t = state.now + 1
         my_tok, my_exp, paused = state.my_tok, state.my_exp, state.paused

@@ -42,6 +42,12 @@ from models.params import ProtocolEntry
 class LeaseConfirmationModel(LeaseModel):
     """`LeaseModel` without fencing, whose renewals are confirmed or merely sent."""
 
+    # Partial-order reduction: a stopped node still only falls silent (the unconfirmed
+    # renewal touches only the node's own record, the store and the loss budget), but a
+    # cut link does more than block: a renewal sent into it is a step of its own.
+    stop_only_delays = True
+    cut_only_blocks = False
+
     def __init__(self, nodes: int, ttl: int, tokens: int, confirm: bool, faults: FaultBounds):
         super().__init__(nodes, ttl, tokens, fencing=False, faults=faults)
         self.confirm = confirm

@@ -77,6 +77,13 @@ class RowNode(_RowFields, ExtendsLeaseNode):
 class LeaseRowModel(LeaseModel):
     """A lease taken by read-then-UPDATE of a row, with or without `WHERE token = $seen`."""
 
+    # Partial-order reduction: a stopped node still only falls silent (the read and the
+    # update touch only the node's own record and the store; a read makes the node
+    # urgent, and only its own update clears that), but a cut link does more than block:
+    # an update sent while the store is unreachable fails, a step of its own.
+    stop_only_delays = True
+    cut_only_blocks = False
+
     def __init__(self, nodes: int, ttl: int, tokens: int, blind: bool, faults: FaultBounds):
         super().__init__(nodes, ttl, tokens, fencing=True, faults=faults)
         self.blind = blind

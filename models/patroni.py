@@ -45,11 +45,19 @@ client writes by `writes`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
 from checker.model import Action
-from models.cluster import STORAGE, STORE, ClusterModel, ClusterState, FaultBounds, countdown
+from models.cluster import (
+    STORAGE,
+    STORE,
+    ClusterModel,
+    ClusterState,
+    FaultBounds,
+    InterchangeableNodes,
+    countdown,
+)
 from models.cluster.base import Successor
 from models.cluster.nodes import node_name, with_life
 from models.params import NODES, Param, ProtocolEntry, fault_params
@@ -116,8 +124,19 @@ class PatroniExtra(NamedTuple):
     ack_lost: bool = False  # a node promoted lacking an acknowledged write (ghost)
 
 
-class PatroniModel(ClusterModel):
-    """Leader key in the DCS, Postgres promoted and demoted by it, replication async or sync."""
+class PatroniModel(InterchangeableNodes, ClusterModel):
+    """Leader key in the DCS, Postgres promoted and demoted by it, replication async or sync.
+
+    Nodes are interchangeable (`--symmetry`): any caught-up replica may become the
+    standby; the proxy's route, the writes' committers and /sync name nodes.
+    """
+
+    def rename_extra(self, extra: PatroniExtra, new_id: Sequence[int]) -> PatroniExtra:
+        return extra._replace(
+            route=new_id[extra.route],
+            origin=tuple(new_id[n] for n in extra.origin),
+            sync=Sync(new_id[extra.sync.leader], new_id[extra.sync.standby]),
+        )
 
     def __init__(
         self, nodes: int, ttl: int, tokens: int, writes: int, sync: bool, faults: FaultBounds

@@ -47,11 +47,19 @@ than delivered later to no effect: the same behaviours, far fewer states.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
 from checker.model import Action
-from models.cluster import STORAGE, ClusterModel, ClusterState, FaultBounds, Message, Network
+from models.cluster import (
+    STORAGE,
+    ClusterModel,
+    ClusterState,
+    FaultBounds,
+    InterchangeableNodes,
+    Message,
+    Network,
+)
 from models.cluster.base import Successor
 from models.cluster.nodes import node_name, node_set, with_life
 from models.params import NODES, Param, ProtocolEntry, fault_params
@@ -101,11 +109,23 @@ class RaftNode(NamedTuple):
         return self._replace(role=FOLLOWER, term=term, voted=0, votes=frozenset())
 
 
-class RaftModel(ClusterModel):
-    """Majority election with terms; the variants change how the quorum or the vote is kept."""
+class RaftModel(InterchangeableNodes, ClusterModel):
+    """Majority election with terms; the variants change how the quorum or the vote is kept.
+
+    Nodes are interchangeable (`--symmetry`); a record names nodes in `voted` and `votes`.
+    """
 
     uses_store = False
     node_partitions = True
+
+    def rename_node(self, node: RaftNode, new_id: Sequence[int]) -> RaftNode:
+        return node._replace(
+            voted=new_id[node.voted], votes=frozenset(new_id[j] for j in node.votes)
+        )
+
+    def node_key(self, node: RaftNode, i: int) -> tuple[object, ...]:
+        vote = "none" if not node.voted else "itself" if node.voted == i else "another"
+        return (node.up, node.paused, node.role, node.term, vote, len(node.votes), i in node.votes)
 
     def __init__(
         self,

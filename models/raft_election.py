@@ -267,6 +267,14 @@ class RaftElectionModel(Model[ElectionState]):
             voted = voted[:k] + (new_vote,) + voted[i:]
         return ElectionState(terms, roles, voted, granted, msgs)
 
+    # -- partial-order reduction --------------------------------------------------
+    # No local moves (Model.local_moves keeps its default: none). Timeout(i) and
+    # BecomeLeader(i) change a role, which the claims read (candidate, leader). Every
+    # other move takes a message out of the shared set, and for each message m,
+    # handling m and DropMessage(m) are both enabled and each disables the other (the
+    # benchmark's loss is unbounded), so neither commutes with the other; handling also
+    # races with the other messages to the same node (who gets the vote).
+
     # -- symmetry -----------------------------------------------------------------
 
     def symmetry_groups(self) -> tuple[tuple[int, ...], ...]:

@@ -50,11 +50,19 @@ bounds the number of znodes (and sessions) ever created.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
 from checker.model import Action
-from models.cluster import STORAGE, STORE, ClusterModel, ClusterState, FaultBounds, countdown
+from models.cluster import (
+    STORAGE,
+    STORE,
+    ClusterModel,
+    ClusterState,
+    FaultBounds,
+    InterchangeableNodes,
+    countdown,
+)
 from models.cluster.base import Successor
 from models.cluster.nodes import node_name, with_life
 from models.params import NODES, Param, ProtocolEntry, fault_params
@@ -151,8 +159,16 @@ class ZkNode(NamedTuple):
         return with_life(self.up, self.paused, role)
 
 
-class ZooKeeperModel(ClusterModel):
-    """Lowest ephemeral sequential znode leads; sessions expire; the storage may fence."""
+class ZooKeeperModel(InterchangeableNodes, ClusterModel):
+    """Lowest ephemeral sequential znode leads; sessions expire; the storage may fence.
+
+    Nodes are interchangeable (`--symmetry`): the order that matters is the znodes'
+    sequence numbers, not the node ids; a znode names its owner.
+    """
+
+    def rename_extra(self, extra: Election, new_id: Sequence[int]) -> Election:
+        znodes = tuple(z._replace(owner=new_id[z.owner]) for z in extra.znodes)
+        return extra._replace(znodes=znodes)
 
     def __init__(self, nodes: int, timeout: int, seqs: int, fencing: bool, faults: FaultBounds):
         super().__init__(nodes, faults)

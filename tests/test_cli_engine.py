@@ -54,7 +54,10 @@ def test_memory_bound_stops_incomplete_with_statistics(tmp_path: Path) -> None:
     [
         (["--max-memory", "lots"], "memory size 'lots'"),
         (["--address", "127.0.0.1:6379"], "--address needs --engine ray"),
-        (["--all", "--symmetry", "--check-golden"], "golden counterexamples come from the unreduced"),
+        (
+            ["--all", "--symmetry", "--check-golden"],
+            "golden counterexamples come from the unreduced",
+        ),
         (["--all", "--por", "--update-golden"], "golden counterexamples come from the unreduced"),
     ],
 )

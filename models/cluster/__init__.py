@@ -11,6 +11,7 @@ from models.cluster.network import Message, Network
 from models.cluster.nodes import STORAGE, STORE, node_name
 from models.cluster.storage import Storage
 from models.cluster.store import Store
+from models.cluster.symmetry import InterchangeableNodes
 from models.cluster.time import countdown
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "ClusterState",
     "FaultBounds",
     "Faults",
+    "InterchangeableNodes",
     "Message",
     "Network",
     "NodeState",

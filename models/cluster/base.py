@@ -8,6 +8,12 @@ loss). Time passes only when no running node has something urgent to do (the
 protocol says what is urgent, and any message in flight to a running node is), so
 a process can only be delayed past a tick by a pause, a crash or the network,
 never just by being slow.
+
+Partial-order reduction (`local_moves`): starting a stopped node (restart, resume) and
+healing a cut link to the store are local moves when the protocol promises that a
+stopped node only falls silent and a cut link only blocks (`stop_only_delays`,
+`cut_only_blocks`, both off by default) and the fault budgets rule out the fault that
+would undo them. `local_moves` says why each is independent of every other move.
 """
 
 from __future__ import annotations
@@ -23,6 +29,18 @@ from models.cluster.storage import Storage
 from models.cluster.store import Store
 
 Successor = tuple[Action, "ClusterState"]
+
+# The kinds of fault and recovery moves, in the order `ClusterModel` generates them.
+CRASH, RESTART, PAUSE, RESUME, SPLIT, CUT, HEAL, LOSE = (
+    "crash",
+    "restart",
+    "pause",
+    "resume",
+    "split",
+    "cut",
+    "heal",
+    "lose",
+)
 
 
 class NodeState(Protocol):
@@ -99,10 +117,31 @@ class ClusterModel(Model[ClusterState]):
     uses_ghost = False  # writes carry a ghost epoch (protocols without epochs)
     heals = True  # a partition may heal (False: a scenario whose split lasts for good)
 
+    # Promises for partial-order reduction (see `local_moves`). Each is a claim about every
+    # step of the protocol, subclasses included: a subclass that adds or changes steps
+    # must check it again and set it to False where it no longer holds. Either also
+    # promises that `successors` ends with ClusterModel's faults, in their order (the
+    # positions `local_moves` returns are counted back from the end).
+    #
+    # stop_only_delays: a stopped (crashed or paused) node only falls silent.
+    #   (a) the protocol sends no messages;
+    #   (b) no step reads or writes node i's record, or asks whether node i is up or
+    #       paused, except node i's own steps and ClusterModel's tick and faults (no other
+    #       node's steps, no steps the protocol adds outside `node_steps`, no `tick_extra`);
+    #   (c) `urgent(s, i)` reads only node i's record, and `tick_node` never turns a
+    #       record that is not urgent into one that is;
+    #   (d) `tick_node` neither reads nor writes `paused`.
+    # cut_only_blocks: a node cut off from the store only loses steps. Every step enabled
+    #   while node i cannot reach the store is enabled, with the same next state, when it
+    #   can; nothing else (`urgent`, `tick_node`, `tick_extra`) reads the store links.
+    stop_only_delays = False
+    cut_only_blocks = False
+
     def __init__(self, nodes: int, faults: FaultBounds) -> None:
         self.n = nodes
         self.bounds = faults
         self.ids = tuple(range(1, nodes + 1))
+        self._counted: tuple[ClusterState, int] | None = None  # see next_states
 
     # -- hooks for protocols -----------------------------------------------
 
@@ -185,6 +224,77 @@ class ClusterModel(Model[ClusterState]):
             yield self._tick(s)
         yield from self._faults(s)
 
+    def next_states(self, s: ClusterState) -> list[ClusterState]:
+        out = [after for _, after in self.successors(s)]
+        self._counted = (s, len(out))  # `local_moves` of the same state reuses the count
+        return out
+
+    # -- partial-order reduction -----------------------------------------------
+
+    def local_moves(self, s: ClusterState) -> tuple[int, ...]:
+        """Positions of the restarts, resumes and the heal that are local in `s`.
+
+        Each is local under the conditions of `Model.local_moves`: (1) invisible, (2)
+        independent of every move that can happen before it, (3) disabled only by itself.
+
+        restart(i), with `stop_only_delays`, when the restarted record R is a follower
+        (not leader, not candidate, tenure 0) that is not urgent and that a tick leaves
+        unchanged. (1) A crashed node and R look the same to every claim: the claims look
+        at a node's role, epoch and tenure only while it is up, and R neither leads nor
+        stands nor holds a tenure, so restarting it changes no claim's value. (3) Only
+        a restart brings a node up. (2) While node i is down nothing writes its record
+        (b; the tick skips down nodes), so R is the same whenever the restart comes; no
+        other step reads node i (b); a tick before or after the restart leaves R as it is,
+        and R neither blocks time (not urgent, no messages: a, c) nor reads the clock;
+        the faults of other nodes, partitions, heals and losses touch neither node i nor
+        anything a restart touches; crash(i) and pause(i) only become enabled by it.
+
+        resume(i), with `stop_only_delays`, when no crash is left in the budget and node
+        i is not urgent. (1) No claim reads `paused`. (3) Only a resume ends a pause, and
+        with no crash left nothing else can take node i out of its pause. (2) While node
+        i is paused only a tick changes its record (b), which keeps it not urgent (c), so
+        resuming never blocks time (a, c); a tick commutes with the resume (d); no other
+        step asks whether node i is running (b); other faults do not touch it.
+
+        heal, with `cut_only_blocks`, when no partition is left in the budget, some node
+        is cut off from the store and the nodes are not split. (1) The claims read the
+        network only as whether the nodes are split, which a heal (nodes not split)
+        leaves alone, and with no partition left nothing can split them. (3) With no
+        partition left only a heal changes the links. (2) A heal only enables the steps
+        a cut blocked, each with the same effect (`cut_only_blocks`), and messages in
+        flight are kept; no other move reads the store links (a cut needs a partition).
+        """
+        if not (self.stop_only_delays or self.cut_only_blocks):
+            return ()
+        wanted: list[tuple[str, Any]] = []
+        f = s.faults
+        if self.stop_only_delays:
+            for i, node in enumerate(s.nodes, start=1):
+                if node.up:
+                    if node.paused and not f.crashes and not self.urgent(s, i):
+                        wanted.append((RESUME, i))
+                elif self._quiet_restart(s, i, self.restart_node(node, i)):
+                    wanted.append((RESTART, i))
+        net = s.net
+        if self.cut_only_blocks and self.heals and not f.partitions:
+            if net.store_cut and not net.island:
+                wanted.append((HEAL, None))
+        if not wanted:
+            return ()
+        faults = list(self._fault_moves(s))
+        counted = self._counted
+        total = counted[1] if counted and counted[0] is s else sum(1 for _ in self.successors(s))
+        first = total - len(faults)  # the faults are the last moves of every cluster protocol
+        return tuple(first + k for k, move in enumerate(faults) if move in wanted)
+
+    def _quiet_restart(self, s: ClusterState, i: int, restarted: Any) -> bool:
+        """Whether restarting node i as `restarted` is invisible and starts nothing urgent."""
+        if restarted.is_leader or restarted.role != "follower" or restarted.tenure:
+            return False
+        if self.tick_node(restarted) != restarted:
+            return False
+        return not self.urgent(s.with_node(i, restarted), i)
+
     def _time_blocked(self, s: ClusterState) -> bool:
         if any(s.running(m.dst) for m in s.net.msgs):
             return True
@@ -196,54 +306,85 @@ class ClusterModel(Model[ClusterState]):
         after = s._replace(nodes=nodes, store=s.store.tick(), extra=extra)
         return Action("tick", CLOCK, None, note), after
 
-    def _faults(self, s: ClusterState) -> Iterator[Successor]:
+    def _fault_moves(self, s: ClusterState) -> Iterator[tuple[str, Any]]:
+        """The enabled faults and recoveries of `s`, in order, named cheaply: (kind, what).
+
+        `what` is the node, the island of a split, or the message lost; `_faults` builds
+        the steps from exactly these, so `local_moves` can place them without building any.
+        """
         f = s.faults
         for i in self.ids:
-            node, name = s.node(i), node_name(i)
+            node = s.node(i)
             if node.up and f.crashes:
-                lost = {m for m in s.net.msgs if m.dst == i}
-                after = s.with_node(i, self.crash_node(node))
-                after = after._replace(net=s.net.drop_where(lost), faults=f.spend("crashes"))
-                yield Action("crash", name, None, "volatile state lost"), after
+                yield CRASH, i
             elif not node.up:
-                yield Action("restart", name), s.with_node(i, self.restart_node(node, i))
+                yield RESTART, i
         for i in self.ids:
-            node, name = s.node(i), node_name(i)
+            node = s.node(i)
             if node.up and not node.paused and f.pauses:
-                after = s.with_node(i, node._replace(paused=True))._replace(
-                    faults=f.spend("pauses")
-                )
-                yield Action("pause", name, None, "process pause begins"), after
+                yield PAUSE, i
             elif node.up and node.paused:
-                yield (
-                    Action("resume", name, None, "process pause ends"),
-                    s.with_node(i, node._replace(paused=False)),
-                )
+                yield RESUME, i
         if f.partitions:
-            spent = f.spend("partitions")
             if self.node_partitions and not s.net.island:
                 for island in islands(self.n):
-                    rest = frozenset(self.ids) - island
-                    net = s.net.split(island)
-                    note = f"{node_set(island)} | {node_set(rest)}"
-                    if dropped := len(s.net.msgs) - len(net.msgs):
-                        note += f", {dropped} in flight lost"
-                    after = s._replace(net=net, faults=spent)
-                    yield Action("partition", NETWORK, None, note), after
+                    yield SPLIT, island
             if self.uses_store:
                 for i in self.ids:
                     if s.net.reaches_store(i):
-                        yield (
-                            Action("partition", node_name(i), STORE, "link cut"),
-                            s._replace(net=s.net.cut_store(i), faults=spent),
-                        )
+                        yield CUT, i
         if self.heals and not s.net.healthy:
-            yield Action("heal", NETWORK, None, "every link restored"), s._replace(net=s.net.heal())
+            yield HEAL, None
         if f.losses:
             for msg in s.net.msgs:
+                yield LOSE, msg
+
+    def _faults(self, s: ClusterState) -> Iterator[Successor]:
+        f = s.faults
+        for kind, what in self._fault_moves(s):
+            if kind == CRASH:
+                node, name = s.node(what), node_name(what)
+                lost = {m for m in s.net.msgs if m.dst == what}
+                after = s.with_node(what, self.crash_node(node))
+                after = after._replace(net=s.net.drop_where(lost), faults=f.spend("crashes"))
+                yield Action("crash", name, None, "volatile state lost"), after
+            elif kind == RESTART:
+                node, name = s.node(what), node_name(what)
+                yield Action("restart", name), s.with_node(what, self.restart_node(node, what))
+            elif kind == PAUSE:
+                node, name = s.node(what), node_name(what)
+                after = s.with_node(what, node._replace(paused=True))._replace(
+                    faults=f.spend("pauses")
+                )
+                yield Action("pause", name, None, "process pause begins"), after
+            elif kind == RESUME:
+                node, name = s.node(what), node_name(what)
                 yield (
-                    Action("lose", NETWORK, None, f"{msg} lost"),
-                    s._replace(net=s.net.remove(msg), faults=f.spend("losses")),
+                    Action("resume", name, None, "process pause ends"),
+                    s.with_node(what, node._replace(paused=False)),
+                )
+            elif kind == SPLIT:
+                rest = frozenset(self.ids) - what
+                net = s.net.split(what)
+                note = f"{node_set(what)} | {node_set(rest)}"
+                if dropped := len(s.net.msgs) - len(net.msgs):
+                    note += f", {dropped} in flight lost"
+                after = s._replace(net=net, faults=f.spend("partitions"))
+                yield Action("partition", NETWORK, None, note), after
+            elif kind == CUT:
+                yield (
+                    Action("partition", node_name(what), STORE, "link cut"),
+                    s._replace(net=s.net.cut_store(what), faults=f.spend("partitions")),
+                )
+            elif kind == HEAL:
+                yield (
+                    Action("heal", NETWORK, None, "every link restored"),
+                    s._replace(net=s.net.heal()),
+                )
+            else:
+                yield (
+                    Action("lose", NETWORK, None, f"{what} lost"),
+                    s._replace(net=s.net.remove(what), faults=f.spend("losses")),
                 )
 
     # -- views for traces and diagrams ------------------------------------
