@@ -5,8 +5,9 @@ enumerates the same action instances so that distinct states, generated states a
 the diameter match the reference counts of that document.
 
 A state is the tuple `(now, holder, expiresAt, token, myTok, myExp, paused, hiEpoch,
-stale)` and nothing else. The shared claims read it through derived views only:
-`leaders()`, `nodes` (per-node views) and `storage` (a `Storage(hiEpoch, stale)`).
+stale)` and nothing else; its nodes are interchangeable (`--symmetry`). The shared
+claims read it through derived views only: `leaders()`, `nodes` (per-node views) and
+`storage` (a `Storage(hiEpoch, stale)`).
 
 Instances, in this fixed order: `Acquire(i)` for i = 1..N, then `Renew(i)`,
 `Write(i)`, `Pause(i)`, `Resume(i)` likewise, then `Tick`. Each enabled instance
@@ -139,6 +140,31 @@ class LeaseBenchModel(Model[BenchState]):
                 )
         if now < self.max_time:
             yield TICK, self._tick(state)
+
+    # -- symmetry: every node runs the same steps; ids occur only as `holder` -------
+
+    def symmetry_groups(self) -> tuple[tuple[int, ...], ...]:
+        return (tuple(range(self.n)),)
+
+    def permute(self, state: BenchState, perm: Sequence[int]) -> BenchState:
+        inverse = [0] * self.n
+        for old, new in enumerate(perm):
+            inverse[new] = old
+        holder = perm[state.holder - 1] + 1 if state.holder else 0
+        return state._replace(
+            holder=holder,
+            my_tok=tuple(state.my_tok[k] for k in inverse),
+            my_exp=tuple(state.my_exp[k] for k in inverse),
+            paused=tuple(state.paused[k] for k in inverse),
+        )
+
+    def node_keys(self, state: BenchState) -> list[tuple[int, int, bool, bool]]:
+        return [
+            (tok, exp, paused, state.holder == i)
+            for i, (tok, exp, paused) in enumerate(
+                zip(state.my_tok, state.my_exp, state.paused, strict=True), start=1
+            )
+        ]
 
     def local_moves(self, state: BenchState) -> tuple[int, ...]:
         """Resume(i) of a paused node that holds no lease, or of any paused node at MaxTime.
