@@ -12,6 +12,7 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -26,7 +27,7 @@ from checker.bench import (
     run_case,
     with_reductions,
 )
-from checker.engines import LOCAL, RAY, EngineOptions, default_max_memory, parse_size, run_search
+from checker.engines import LOCAL, RAY, EngineOptions, default_max_memory, parse_size, searcher
 from checker.errors import LeadercheckError, ModelError
 from checker.gate import CaseOutcome, GateCase, GateReport, judge
 from checker.graph import StateGraph, state_graph
@@ -318,14 +319,14 @@ def _verify(protocol: ProtocolEntry, expectations: Expectations, opts: Options) 
     graph = state_graph(model) if opts.state_graph else None  # refuse a big model up front
     progress = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
     try:
-        result = run_search(
-            model,
-            properties,
-            opts.engine,
-            max_states=opts.max_states,
-            max_depth=opts.max_depth,
-            progress=progress,
-        )
+        with searcher(opts.engine) as search:
+            result = search(
+                model,
+                properties,
+                max_states=opts.max_states,
+                max_depth=opts.max_depth,
+                progress=progress,
+            )
     finally:
         if progress is not None:
             progress.clear()
@@ -402,13 +403,14 @@ def _gate(
     if not opts.as_json:
         click.echo("\n".join(table_header()))
 
-    with tempfile.TemporaryDirectory(prefix="leadercheck-golden-") as scratch:
-        fresh = Path(scratch)
+    with ExitStack() as stack:
+        fresh = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="leadercheck-")))
 
         outcomes = []
         pages: dict[str, dict[str, str]] = {}
+        search = stack.enter_context(searcher(opts.engine))
         for case in cases:
-            result = run_search(case.build(), case.properties, opts.engine)
+            result = search(case.build(), case.properties)
             shortest = not opts.engine.reductions.por  # POR keeps verdicts, not trace lengths
             outcome = CaseOutcome(case, result, judge(case, result, shortest))
             _write_counterexamples(case.name, case.params, result, fresh)

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from checker.errors import LeadercheckError
 from checker.model import Model
+from checker.parallel import Transport, check_parallel
 from checker.properties import Property
 from checker.result import CheckResult, Progress
 from checker.search import check
@@ -80,6 +83,24 @@ class EngineOptions:
         return ", ".join(parts)
 
 
+Search = Callable[..., CheckResult]  # (model, properties, *, max_states, max_depth, progress)
+
+
+@contextmanager
+def searcher(options: EngineOptions) -> Iterator[Search]:
+    """A search function for the whole of one command: a Ray instance starts only once."""
+    transport: Transport | None = None
+    if options.engine == RAY:
+        from checker.ray_engine import ray_transport  # noqa: PLC0415 (ray is heavy to import)
+
+        transport = ray_transport(options.workers, options.address)
+    try:
+        yield partial(run_search, options=options, transport=transport)
+    finally:
+        if transport is not None:
+            transport.close()
+
+
 def run_search(
     model: Model[Any],
     properties: Sequence[Property],
@@ -88,8 +109,9 @@ def run_search(
     max_states: int | None = None,
     max_depth: int | None = None,
     progress: Callable[[Progress], None] | None = None,
+    transport: Transport | None = None,
 ) -> CheckResult:
-    """Search with the engine `options` name."""
+    """Search with the engine `options` name (on `transport`, for the Ray engine)."""
     bounds: dict[str, Any] = {
         "max_states": max_states,
         "max_depth": max_depth,
@@ -99,16 +121,12 @@ def run_search(
     }
     if options.engine == LOCAL and options.workers == 1:
         return check(model, properties, **bounds)
-    from checker.parallel import check_parallel  # noqa: PLC0415 (multiprocessing on demand)
-
     if options.engine == LOCAL:
         return check_parallel(model, properties, workers=options.workers, **bounds)
-    from checker.ray_engine import ray_transport  # noqa: PLC0415 (ray is heavy to import)
-
-    transport = ray_transport(options.workers, options.address)
-    try:
-        return check_parallel(
-            model, properties, workers=options.workers, transport=transport, **bounds
-        )
-    finally:
-        transport.close()
+    if transport is None:  # a single Ray search: start and stop the transport around it
+        with searcher(options) as search:
+            result: CheckResult = search(
+                model, properties, max_states=max_states, max_depth=max_depth, progress=progress
+            )
+            return result
+    return check_parallel(model, properties, workers=options.workers, transport=transport, **bounds)

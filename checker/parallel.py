@@ -1,0 +1,871 @@
+"""Partitioned, level-synchronous breadth-first search over K workers.
+
+States are split among K partition workers by fingerprint: a state's owner is
+`fingerprint % K`, with the fingerprint exactly as checker/search.py takes it
+(`hash(state) & FP_MASK`). Each worker keeps its partition's visited fingerprints and,
+per owned state, the global id (rank) of its parent and its move (the position among the
+parent's successors) in packed arrays, like search.py; full states are held only for the
+level being expanded, the next level, and, during a level, the successors a worker has
+routed until their owners take them. A coordinator runs one breadth-first level at a
+time, in four steps (`Transport.exchange`):
+
+1. `expand`: each worker expands its states of the level in increasing rank, with
+   `make_expander` (so --symmetry and --por act as in one process: None marks a skipped
+   action, not generated; KNOWN a generated, visited one), and sends each successor's
+   fingerprint and key (parent rank, move) to its owner; the successors stay with it;
+2. `select`: each owner keeps, per fingerprint new to it, the smallest key over all
+   arrivals, and asks one sender holding that state for it;
+3. `ship`: the senders send the states asked for; a full state crosses processes about
+   once per distinct state, not once per transition;
+4. `absorb`: each owner stores its new states with their parent and move, checks the
+   undecided properties on them in key order (`decides`) and reports their keys, sorted.
+
+The coordinator merges the keys of all owners: key order is the order in which the
+single-process search discovers the states (it discovers a state first from the parent
+with the smallest rank and, for that parent, the smallest move), so the merge gives the
+next level's ranks exactly as `check()` numbers them. For each property the deciding
+state is the one with the smallest rank among the level's states that decide it; its
+trace is rebuilt in the coordinator with `rebuild_trace` after following (parent, move)
+links through the owners. So traces are byte for byte `check()`'s, and the distinct and
+generated counts and the depth are `check()`'s whenever the search explores everything.
+The differences, all in counts only:
+
+- when every property is decided the search still finishes the level, so the distinct,
+  generated and transition counts may exceed `check()`'s (not the depth);
+- the state bound is checked at the end of a level, so the counts may overshoot it; the
+  verdicts do not: a state ranked at or past the bound decides nothing, as in `check()`,
+  which stops before reaching it (likewise for states after one whose expansion raised);
+- the memory bound is checked at the end of a level, on the workers' resident memory
+  plus the coordinator's; `peak_memory_bytes` is the coordinator's peak plus the
+  workers' peaks (a forked worker counts the pages it still shares with the coordinator,
+  so the sum overstates).
+
+Partial-order reduction needs one worker: its cycle proviso asks whether the reduced
+successor was visited, which a worker knows only for the states it owns. With one worker
+it gives `check()`'s counts and traces, since a worker marks the states it owns visited
+as it discovers them, as search.py does.
+
+The coordinator never hashes a state (worker 0 routes the initial states), since a
+transport's workers may be separate interpreters that hash alike while the coordinator
+does not (checker/ray_engine.py); each owner checks that the fingerprint a sender
+computed is its own too, and a mismatch stops the search with an error.
+
+This module has the multiprocessing transport: forked processes joined by pipes, so the
+model and the properties are inherited, never pickled; checker/ray_engine.py has Ray's.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import pickle
+import resource
+import signal
+import threading
+import time
+import traceback
+from abc import ABC, abstractmethod
+from array import array
+from bisect import bisect_left
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from itertools import chain, groupby
+from multiprocessing.connection import Connection, wait
+from types import TracebackType
+from typing import Any, NamedTuple, Self
+
+from checker.errors import LeadercheckError, ModelError
+from checker.model import Model
+from checker.properties import Property
+from checker.result import CheckResult, EndReason, Progress, Stats
+from checker.search import NO_PARENT, resident_memory
+from checker.successors import (
+    FP_MASK,
+    KNOWN,
+    NO_REDUCTIONS,
+    Reductions,
+    decides,
+    fingerprint,
+    judge,
+    make_expander,
+    rebuild_trace,
+)
+from checker.trace import Trace
+
+# A key packs (parent rank, move) into one int that sorts as the pair does; the initial
+# states have parent NO_PARENT and sort by their position in `initial_states()`.
+MOVE_BITS = 32
+MOVE_MASK = (1 << MOVE_BITS) - 1
+STAGES = ("select", "ship", "absorb")  # what follows `seed` or `expand` in each level
+POR_NEEDS_ONE_WORKER = (
+    "partial-order reduction needs one worker: its cycle proviso asks whether a state was "
+    "visited, which a worker knows only for the states it owns"
+)
+HASH_MISMATCH = (
+    "the workers hash states differently, so states cannot be partitioned among them; "
+    "states must hash alike in every worker process (on Python < 3.12 hash(None) is an "
+    "address, different in each interpreter unless address randomisation is off)"
+)
+
+
+def check_parallel(
+    model: Model[Any],
+    properties: Sequence[Property],
+    *,
+    workers: int,
+    max_states: int | None = None,
+    max_depth: int | None = None,
+    max_memory: int | None = None,
+    reductions: Reductions = NO_REDUCTIONS,
+    progress: Callable[[Progress], None] | None = None,
+    transport: Transport | None = None,
+) -> CheckResult:
+    """`check()` with the states partitioned among `workers` workers (see the module doc).
+
+    `transport` runs the workers; None forks `workers` processes (Linux: the "fork" start
+    method) and ends them before returning. A given transport must have `workers`
+    workers; its workers are ended before returning, the transport itself stays open.
+    `progress` is called once per breadth-first level. Bounds as in `check()`, checked
+    at the end of each level.
+    """
+    if workers < 1:
+        raise LeadercheckError(f"workers must be at least 1, got {workers}")
+    if reductions.por and workers > 1:
+        raise LeadercheckError(POR_NEEDS_ONE_WORKER)
+    own = transport is None
+    used = ProcessTransport(workers) if transport is None else transport
+    if used.workers != workers:
+        raise LeadercheckError(f"the transport runs {used.workers} workers, not {workers}")
+    coordinator = _Coordinator(
+        model, properties, used, max_states, max_depth, max_memory, reductions, progress
+    )
+    try:
+        return coordinator.run()
+    finally:
+        used.stop()
+        if own:
+            used.close()
+
+
+# -- what crosses between the coordinator and the workers ------------------------
+
+
+@dataclass(frozen=True)
+class WorkerSetup:
+    """Everything a partition worker is built from."""
+
+    model: Model[Any]
+    properties: tuple[Property, ...]
+    reductions: Reductions
+    workers: int
+
+
+class Failure(NamedTuple):
+    """An exception raised by model code in a worker, as text (exceptions may not pickle)."""
+
+    kind: str  # the exception's class name
+    message: str
+    traceback: str
+
+
+class Event(NamedTuple):
+    """The first of a worker's new states (by key) that decides a property or raises in it."""
+
+    key: int
+    prop: int  # index into the properties
+    failure: Failure | None
+
+
+class LevelReport(NamedTuple):
+    """What an owner tells the coordinator at the end of a level."""
+
+    keys: array[int]  # the keys of its new states, ascending
+    events: tuple[Event, ...]
+    generated: int  # successors it generated while expanding (reductions' skips excluded)
+    failure: tuple[int, Failure] | None  # the rank of the state whose expansion raised
+    resident: int  # resident memory now, bytes
+    peak: int  # peak resident memory, bytes
+    mismatch: bool  # a state's fingerprint differs between its sender and its owner
+
+
+Batch = tuple["array[int]", "array[int]"]  # fingerprints and keys of successors, in key order
+
+
+class RemoteFailure(Exception):
+    """The traceback of an exception raised in a worker (the cause of a ModelError)."""
+
+
+# -- the worker -------------------------------------------------------------------
+
+
+class PartitionWorker:
+    """One partition: the visited fingerprints, parent links and moves of the states it owns.
+
+    Every method is a step of the level protocol run by the coordinator through a
+    transport. `seed` and `expand` return one batch per worker; `select` and `ship` take
+    one batch from each worker (in worker order) and return one for each; `absorb` takes
+    one from each and returns the worker's LevelReport.
+    """
+
+    def __init__(self, setup: WorkerSetup, index: int) -> None:
+        self.model = setup.model
+        self.properties = setup.properties
+        self.workers = setup.workers
+        self.index = index
+        canonical = setup.reductions.canonical(setup.model)
+        self.seen: set[int] = set()
+        self.expander = make_expander(setup.model, self.seen, canonical, setup.reductions.por)
+        self.ids = array("I")  # per owned state: its global id (rank), ascending
+        self.parents = array("I")  # per owned state: its parent's global id
+        self.moves = array("I")  # per owned state: its position among the parent's successors
+        self.frontier: list[Any] = []  # the owned states of the level, in key (= rank) order
+        self.pending: list[dict[int, Any]] = []  # per owner: fingerprint -> successor
+        self.undecided: tuple[int, ...] = ()
+        self.generated = 0
+        self.failure: tuple[int, Failure] | None = None
+        # what `select` chose, for `absorb`: the new fingerprints and their keys in key
+        # order, and the fingerprints asked of each sender
+        self.new_fps: list[int] = []
+        self.new_keys = array("Q")
+        self.wanted: list[array[int]] = []
+        self.kept: list[Any] = []  # the states this worker asked of itself
+
+    # -- producing batches ----------------------------------------------------
+
+    def seed(self, states: Sequence[Any], undecided: tuple[int, ...]) -> list[Batch]:
+        """Route the (canonical) initial states; their keys carry their positions."""
+        self.undecided = undecided
+        self.generated = 0
+        self.failure = None
+        k, me, seen = self.workers, self.index, self.seen
+        keys: list[array[int]] = [array("Q") for _ in range(k)]
+        pending: list[dict[int, Any]] = [{} for _ in range(k)]
+        for move, state in enumerate(states):
+            fp = hash(state) & FP_MASK
+            owner = fp % k
+            out = pending[owner]
+            if fp not in out:  # a repeated initial state keeps its first position
+                out[fp] = state
+                keys[owner].append(NO_PARENT << MOVE_BITS | move)
+                if owner == me:
+                    seen.add(fp)
+        return self._batches(keys, pending)
+
+    def expand(self, ranks: array[int], undecided: tuple[int, ...]) -> list[Batch]:
+        """Number the level's states, expand them in rank order and route the successors.
+
+        `ranks` are the global ids of this worker's states of the level, ascending. Each
+        successor goes to its owner keyed by (parent rank, move); one routed before in
+        this level is not routed again (its first key is the smaller one). A successor
+        this worker owns is marked visited at once, as the single-process search does,
+        so the expander (symmetry's known orbits, partial-order reduction's proviso)
+        sees this worker's discoveries of the level too.
+        """
+        self.undecided = undecided
+        batches = self._expand(ranks, discover=True)
+        self.frontier = []
+        return batches
+
+    def probe(self, ranks: array[int]) -> list[Batch]:
+        """Like `expand` but marks nothing visited: only to ask whether any successor is
+        new (`count_new`), at the depth bound."""
+        return self._expand(ranks, discover=False)
+
+    def _expand(self, ranks: array[int], discover: bool) -> list[Batch]:
+        self.ids.extend(ranks)
+        self.failure = None
+        k, me, seen, expand = self.workers, self.index, self.seen, self.expander
+        keys: list[array[int]] = [array("Q") for _ in range(k)]
+        pending: list[dict[int, Any]] = [{} for _ in range(k)]
+        generated = 0
+        for rank, state in zip(ranks, self.frontier, strict=True):
+            try:
+                succs = expand(state)
+                generated += len(succs)
+                base = rank << MOVE_BITS
+                for move, succ in enumerate(succs):
+                    if succ is None:  # skipped by a reduction: not generated
+                        generated -= 1
+                        continue
+                    if succ is KNOWN:
+                        continue
+                    fp = hash(succ) & FP_MASK
+                    if fp in seen:  # only ever true for a state of this partition
+                        continue
+                    owner = fp % k
+                    out = pending[owner]
+                    if fp not in out:
+                        out[fp] = succ
+                        keys[owner].append(base | move)
+                        if owner == me and discover:
+                            seen.add(fp)
+            except Exception as exc:  # model code: reported with the trace to `state`
+                self.failure = (rank, _failure(exc))
+                break
+        self.generated = generated
+        return self._batches(keys, pending)
+
+    def _batches(self, keys: list[array[int]], pending: list[dict[int, Any]]) -> list[Batch]:
+        self.pending = pending  # per owner: fingerprint -> state, in key order
+        return [(array("q", out), ks) for out, ks in zip(pending, keys, strict=True)]
+
+    # -- consuming batches ------------------------------------------------------
+
+    def select(self, *batches: Batch) -> list[array[int]]:
+        """Keep, per fingerprint new to this partition, the smallest key over all arrivals;
+        ask for each such state once, from the first sender that has it (every sender's
+        copy is the same state). This worker's own successors are all new (`expand`
+        checked them, and marked them visited)."""
+        me, seen = self.index, self.seen
+        own_fps, own_keys = batches[me]
+        best = dict(zip(own_fps, own_keys, strict=True))  # fingerprint -> smallest key
+        wanted = [own_fps if j == me else array("q") for j in range(self.workers)]
+        for sender, (fps, keys) in enumerate(batches):
+            if sender == me or not fps:
+                continue
+            arrived = dict(zip(fps, keys, strict=True))
+            fresh = arrived.keys() - seen  # new to the partition, maybe met from a sender before
+            known = arrived.keys() & best.keys()  # met this level, from this worker or a sender
+            keep = fresh | known
+            if len(keep) < len(arrived):  # drop the states visited in earlier levels
+                arrived = {fp: arrived[fp] for fp in keep}
+            for fp in known:
+                if best[fp] < arrived[fp]:
+                    arrived[fp] = best[fp]
+            best.update(arrived)
+            wanted[sender] = array("q", fresh - known)
+        order = sorted(best, key=best.__getitem__)
+        seen.update(order)
+        self.wanted = wanted
+        self.new_fps = order
+        self.new_keys = array("Q", map(best.__getitem__, order))
+        return wanted
+
+    def ship(self, *wanted: array[int]) -> list[bytes]:
+        """The successors each owner asked for, in the order it asked, pickled.
+
+        Pickled here with the plain pickler, since a transport's own serializer may be
+        much slower on millions of small tuples (Ray's calls back into Python for each
+        object). The states this worker owns stay here, for its own `absorb`.
+        """
+        pending, self.pending = self.pending, []
+        out: list[bytes] = []
+        for owner, (states, fps) in enumerate(zip(pending, wanted, strict=True)):
+            asked = list(map(states.__getitem__, fps))
+            if owner == self.index:
+                self.kept = asked
+                out.append(b"")
+            else:
+                out.append(pickle.dumps(asked, protocol=pickle.HIGHEST_PROTOCOL))
+        return out
+
+    def absorb(self, *shipments: bytes) -> LevelReport:
+        """Store the new states of the level and check the undecided properties on them."""
+        arrived: dict[int, Any] = {}
+        for sender, (fps, blob) in enumerate(zip(self.wanted, shipments, strict=True)):
+            states = self.kept if sender == self.index else pickle.loads(blob)
+            arrived.update(zip(fps, states, strict=True))
+        self.kept = []
+        frontier = list(map(arrived.__getitem__, self.new_fps))
+        del arrived
+        mismatch = list(map(fingerprint, frontier)) != self.new_fps
+        keys = self.new_keys
+        self.parents.extend(array("I", [key >> MOVE_BITS for key in keys]))
+        self.moves.extend(array("I", [key & MOVE_MASK for key in keys]))
+        self.frontier = frontier
+        self.wanted = []
+        events = tuple(e for e in map(self._first_event, self.undecided) if e is not None)
+        return LevelReport(
+            keys, events, self.generated, self.failure, resident_memory(), _peak(), mismatch
+        )
+
+    def _first_event(self, index: int) -> Event | None:
+        prop = self.properties[index]
+        for key, state in zip(self.new_keys, self.frontier, strict=True):
+            try:
+                if decides(prop, state):
+                    return Event(key, index, None)
+            except Exception as exc:  # model code: reported with the trace to `state`
+                return Event(key, index, _failure(exc))
+        return None
+
+    def count_new(self, *batches: Batch) -> int:
+        """How many of the routed fingerprints this owner has not visited (after `probe`)."""
+        return len(set().union(*(fps for fps, _ in batches)).difference(self.seen))
+
+    # -- traces -----------------------------------------------------------------
+
+    def link(self, rank: int) -> tuple[int, int] | None:
+        """(parent rank, move) of the state with global id `rank`, if this worker owns it."""
+        at = bisect_left(self.ids, rank)
+        if at < len(self.ids) and self.ids[at] == rank:
+            return self.parents[at], self.moves[at]
+        return None
+
+
+def quiet_gc() -> None:
+    """Collect cyclic garbage less often in a worker process (the transports call it).
+
+    A worker holds a level's states and the successors it routes until their owners
+    take them: millions of tuples that hold no cycles and that refcounting frees. With
+    the default thresholds the collector keeps traversing them all; measured on
+    raft-election, that cost a worker a third of its time.
+    """
+    gc.set_threshold(100_000, 50, 100)
+
+
+def _failure(exc: Exception) -> Failure:
+    return Failure(type(exc).__name__, str(exc), traceback.format_exc())
+
+
+def _peak() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+# -- transports -------------------------------------------------------------------
+
+
+class Transport(ABC):
+    """Runs K partition workers and moves calls and batches between them.
+
+    `start` builds `PartitionWorker(setup, i)` for i in 0..K-1 and `stop` ends them (one
+    search); `close` releases whatever the transport holds beyond one search. Replies
+    always come back in worker order.
+    """
+
+    workers: int
+
+    @abstractmethod
+    def start(self, setup: WorkerSetup) -> None:
+        """Build the K workers of one search."""
+
+    @abstractmethod
+    def call(self, method: str, args: Sequence[tuple[Any, ...]]) -> list[Any]:
+        """Worker i runs `method(*args[i])`; the replies in worker order."""
+
+    @abstractmethod
+    def exchange(
+        self, first: str, args: Sequence[tuple[Any, ...]], stages: Sequence[str]
+    ) -> list[Any]:
+        """Worker i runs `first(*args[i])`, which returns one batch per worker; then, per
+        stage, worker j runs `stage(*batches addressed to j, in worker order)`. Every stage
+        but the last returns one batch per worker again; the last one's replies are
+        returned in worker order."""
+
+    @abstractmethod
+    def stop(self) -> None:
+        """End the workers of the current search, if any (safe to call twice)."""
+
+    def close(self) -> None:
+        """Release the transport (ends the workers first)."""
+        self.stop()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class _Aborted:
+    """Sent to the other workers in place of a batch by a worker whose stage failed."""
+
+
+class PeerFailed(LeadercheckError):
+    """A worker gave up on a step because another worker failed in it."""
+
+
+class ProcessTransport(Transport):
+    """K forked processes: a pipe to each from the coordinator and one between each pair.
+
+    Forking (not spawning) lets each worker inherit the model and the properties, which
+    may hold lambdas, and the interpreter's string-hash secret, so they all hash alike;
+    only batches and replies cross the pipes. Workers ignore SIGINT: Ctrl-C reaches the
+    coordinator, which ends them.
+    """
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.processes: list[Any] = []
+        self.conns: list[Connection] = []
+        self.busy = False
+
+    def start(self, setup: WorkerSetup) -> None:
+        self.stop()
+        ctx = multiprocessing.get_context("fork")
+        k = self.workers
+        control = [ctx.Pipe(duplex=True) for _ in range(k)]
+        mesh = {(i, j): ctx.Pipe(duplex=False) for i in range(k) for j in range(k) if i != j}
+        try:
+            for i in range(k):
+                process = ctx.Process(
+                    target=_serve,
+                    args=(setup, i, control, mesh),
+                    name=f"leadercheck-worker-{i}",
+                    daemon=True,
+                )
+                process.start()
+                self.processes.append(process)
+        finally:
+            for mine, theirs in control:
+                theirs.close()
+                self.conns.append(mine)
+            for reader, writer in mesh.values():
+                reader.close()
+                writer.close()
+
+    def call(self, method: str, args: Sequence[tuple[Any, ...]]) -> list[Any]:
+        return self._send_all("call", method, args, ())
+
+    def exchange(
+        self, first: str, args: Sequence[tuple[Any, ...]], stages: Sequence[str]
+    ) -> list[Any]:
+        return self._send_all("exchange", first, args, tuple(stages))
+
+    def _send_all(
+        self, kind: str, method: str, args: Sequence[tuple[Any, ...]], stages: tuple[str, ...]
+    ) -> list[Any]:
+        self.busy = True  # until every reply is in: if not, `stop` must not wait for them
+        for conn, a in zip(self.conns, args, strict=True):
+            conn.send((kind, method, a, stages))
+        replies = [self._receive(i) for i in range(len(self.conns))]
+        self.busy = False
+        failures = [value for tag, value in replies if tag == "raise"]
+        if failures:
+            real = [f for f in failures if not isinstance(f, PeerFailed)]
+            raise (real or failures)[0]
+        return [value for _, value in replies]
+
+    def _receive(self, i: int) -> tuple[str, Any]:
+        """Worker i's reply; an error if any worker process has ended meanwhile."""
+        conn = self.conns[i]
+        sentinels = [p.sentinel for p in self.processes]
+        while not conn.poll():
+            wait([conn, *sentinels])
+            self._check_alive()
+        try:
+            reply: tuple[str, Any] = conn.recv()
+        except EOFError:  # its end of the pipe closed: it has ended or is ending
+            self.processes[i].join(timeout=5)
+            self._check_alive()
+            raise LeadercheckError(f"{self.processes[i].name} closed its pipe") from None
+        return reply
+
+    def _check_alive(self) -> None:
+        for process in self.processes:
+            if process.exitcode is not None:
+                raise LeadercheckError(
+                    f"{process.name} ended unexpectedly (exit code {process.exitcode})"
+                )
+
+    def stop(self) -> None:
+        """Ask each worker to stop and reap it; end it by signal if it does not stop in
+        time, or at once if the coordinator gave up in the middle of a step."""
+        if not self.busy:
+            for conn in self.conns:
+                try:
+                    conn.send(("stop", "", (), ()))
+                except OSError:
+                    pass
+        for process in self.processes:
+            if not self.busy:
+                process.join(timeout=5)
+            if process.is_alive():
+                process.terminate()
+                process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
+                process.join()
+            process.close()
+        for conn in self.conns:
+            conn.close()
+        self.processes = []
+        self.conns = []
+        self.busy = False
+
+
+def _serve(
+    setup: WorkerSetup,
+    index: int,
+    control: list[tuple[Connection, Connection]],
+    mesh: dict[tuple[int, int], tuple[Connection, Connection]],
+) -> None:
+    """A worker process: run calls from the coordinator until told to stop."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    quiet_gc()
+    for i, (theirs, mine) in enumerate(control):  # keep only our own pipe ends open
+        theirs.close()
+        if i != index:
+            mine.close()
+    inbox: dict[int, Connection] = {}
+    outbox: dict[int, Connection] = {}
+    for (i, j), (reader, writer) in mesh.items():
+        if j == index:
+            inbox[i] = reader
+        else:
+            reader.close()
+        if i == index:
+            outbox[j] = writer
+        else:
+            writer.close()
+    conn = control[index][1]
+    worker = PartitionWorker(setup, index)
+    while True:
+        try:
+            kind, method, args, stages = conn.recv()
+        except EOFError:
+            return
+        if kind == "stop":
+            return
+        try:
+            if kind == "call":
+                reply: tuple[str, Any] = ("ok", getattr(worker, method)(*args))
+            else:
+                reply = _pipeline(worker, method, args, stages, inbox, outbox)
+        except Exception as exc:
+            reply = ("raise", exc)
+        try:
+            conn.send(reply)
+        except Exception as exc:  # an unpicklable exception: send its text
+            conn.send(("raise", LeadercheckError(f"worker {index}: {exc!r}")))
+
+
+def _pipeline(
+    worker: PartitionWorker,
+    first: str,
+    args: tuple[Any, ...],
+    stages: Sequence[str],
+    inbox: dict[int, Connection],
+    outbox: dict[int, Connection],
+) -> tuple[str, Any]:
+    """Run `first` then each stage, swapping batches with the other workers in between.
+
+    A worker whose stage fails goes on swapping (sending _Aborted) so that no other
+    worker waits for it forever; the others then skip their remaining stages.
+    """
+    failure: Exception | None = None
+    out: Any = None
+    try:
+        out = getattr(worker, first)(*args)
+    except Exception as exc:
+        failure = exc
+    for stage in stages:
+        inputs = _swap(worker.index, None if failure else out, inbox, outbox)
+        if failure is None and any(isinstance(x, _Aborted) for x in inputs):
+            failure = PeerFailed("another worker failed")
+        if failure is None:
+            try:
+                out = getattr(worker, stage)(*inputs)
+            except Exception as exc:
+                failure = exc
+    return ("raise", failure) if failure is not None else ("ok", out)
+
+
+def _swap(
+    me: int,
+    out: Sequence[Any] | None,
+    inbox: dict[int, Connection],
+    outbox: dict[int, Connection],
+) -> list[Any]:
+    """Send out[j] to each other worker j while receiving theirs (None: send _Aborted)."""
+    errors: list[Exception] = []
+
+    def send() -> None:
+        for j, conn in outbox.items():
+            try:
+                conn.send(_Aborted() if out is None else out[j])
+            except Exception as exc:  # e.g. a state that does not pickle
+                errors.append(exc)
+                conn.send(_Aborted())
+
+    sender = threading.Thread(target=send, daemon=True)
+    if outbox:
+        sender.start()
+    inputs: list[Any] = [None] * (len(inbox) + 1)
+    inputs[me] = _Aborted() if out is None else out[me]
+    for i, conn in inbox.items():
+        inputs[i] = conn.recv()
+    if outbox:
+        sender.join()
+    if errors:
+        raise errors[0]
+    return inputs
+
+
+# -- the coordinator ------------------------------------------------------------
+
+
+class _Coordinator:
+    def __init__(
+        self,
+        model: Model[Any],
+        properties: Sequence[Property],
+        transport: Transport,
+        max_states: int | None,
+        max_depth: int | None,
+        max_memory: int | None,
+        reductions: Reductions,
+        progress: Callable[[Progress], None] | None,
+    ) -> None:
+        self.model = model
+        self.properties = tuple(properties)
+        self.transport = transport
+        self.k = transport.workers
+        self.max_states = max_states
+        self.max_depth = max_depth
+        self.max_memory = max_memory
+        self.reductions = reductions
+        self.canonical = reductions.canonical(model)
+        self.progress = progress
+        self.initial: list[Any] = []
+        self.found: dict[int, list[int]] = {}  # property index -> moves to its deciding state
+        self.distinct = 0
+        self.generated = 0
+        self.depth = 0
+        self.level_size = 0  # states of the level about to be expanded
+        self.worker_peak = [0] * self.k
+        self.start = time.perf_counter()
+
+    def run(self) -> CheckResult:
+        self.start = time.perf_counter()
+        try:
+            end = self._explore()
+        except KeyboardInterrupt:
+            end = EndReason.INTERRUPTED
+        stats = Stats(
+            distinct_states=self.distinct,
+            generated_states=self.generated,
+            transitions=self.generated - len(self.initial),
+            depth=self.depth,
+            seconds=time.perf_counter() - self.start,
+            peak_memory_bytes=_peak() + sum(self.worker_peak),
+        )
+        results = tuple(
+            judge(prop, self._trace(self.found[i]) if i in self.found else None, end)
+            for i, prop in enumerate(self.properties)
+        )
+        return CheckResult(results=results, stats=stats, end=end)
+
+    def _explore(self) -> EndReason:
+        initial = self._call(lambda: list(self.model.initial_states()), "initial_states")
+        self.initial = initial
+        self.generated = len(initial)
+        reps = initial
+        if self.canonical is not None:
+            reps = self._call(partial(list, map(self.canonical, initial)), "permute")
+        self.transport.start(WorkerSetup(self.model, self.properties, self.reductions, self.k))
+        undecided = self._undecided()
+        args = [(reps if i == 0 else [], undecided) for i in range(self.k)]
+        end, ranks = self._settle(self.transport.exchange("seed", args, STAGES), first=True)
+        while end is None and self.level_size:
+            if self.max_depth is not None and self.depth >= self.max_depth:
+                news = self.transport.exchange("probe", [(r,) for r in ranks], ("count_new",))
+                return EndReason.MAX_DEPTH if any(news) else EndReason.EXHAUSTED
+            args = [(r, self._undecided()) for r in ranks]
+            end, ranks = self._settle(self.transport.exchange("expand", args, STAGES))
+        return EndReason.EXHAUSTED if end is None else end
+
+    def _undecided(self) -> tuple[int, ...]:
+        return tuple(i for i in range(len(self.properties)) if i not in self.found)
+
+    def _settle(
+        self, reports: list[LevelReport], first: bool = False
+    ) -> tuple[EndReason | None, list[array[int]]]:
+        """Merge the level's new states into global ranks; judge the level's events."""
+        if any(r.mismatch for r in reports):
+            raise LeadercheckError(HASH_MISMATCH)
+        self.generated += sum(r.generated for r in reports)
+        self.worker_peak = [max(p, r.peak) for p, r in zip(self.worker_peak, reports, strict=True)]
+        merged = sorted(chain.from_iterable(r.keys for r in reports))
+        base, count = self.distinct, len(merged)
+        rank_of = dict(zip(merged, range(base, base + count), strict=True))
+        failed = min((r.failure for r in reports if r.failure is not None), default=None)
+        # check() visits states in rank order and would stop at the state bound, or at the
+        # expansion that raised: states ranked from there on decide nothing, fail nothing.
+        reached = base + count  # one past the last rank check() reaches in this level
+        if failed is not None:
+            reached = base + bisect_left(merged, failed[0] << MOVE_BITS)
+        full = self.max_states is not None and reached >= self.max_states
+        horizon = min(reached, self.max_states) if self.max_states is not None else reached
+        self.distinct = base + count
+        self.level_size = count
+        if count and not first:
+            self.depth += 1
+        if self._judge_events(reports, rank_of, horizon):
+            return EndReason.DECIDED, []
+        if full:
+            return EndReason.MAX_STATES, []
+        if failed is not None:
+            rank, failure = failed
+            raise self._model_error(failure, self._moves_to(rank), "successors")
+        if self.max_memory is not None:
+            if sum(r.resident for r in reports) + resident_memory() >= self.max_memory:
+                return EndReason.MAX_MEMORY, []
+        if self.progress is not None and count:
+            elapsed = time.perf_counter() - self.start
+            self.progress(Progress(self.distinct, self.generated, count, self.depth, elapsed))
+        return None, [array("I", map(rank_of.__getitem__, r.keys)) for r in reports]
+
+    def _judge_events(
+        self, reports: list[LevelReport], rank_of: dict[int, int], horizon: int
+    ) -> bool:
+        """Record the deciding states in rank order; True once every property is decided."""
+        first: dict[int, Event] = {}  # property -> its event with the smallest key
+        for event in (e for r in reports for e in r.events):
+            old = first.get(event.prop)
+            if old is None or event.key < old.key:
+                first[event.prop] = event
+        events = sorted(first.values(), key=lambda e: (e.key, e.prop))
+        for key, group in groupby(events, key=lambda e: e.key):
+            if rank_of[key] >= horizon:
+                break
+            for event in group:
+                moves = self._moves_to_key(key)
+                if event.failure is not None:
+                    name = self.properties[event.prop].name
+                    raise self._model_error(event.failure, moves, name)
+                self.found[event.prop] = moves
+            if len(self.found) == len(self.properties):
+                return True
+        return False
+
+    # -- traces and errors ------------------------------------------------------
+
+    def _moves_to_key(self, key: int) -> list[int]:
+        parent = key >> MOVE_BITS
+        return [*self._moves_to(parent), key & MOVE_MASK]
+
+    def _moves_to(self, rank: int) -> list[int]:
+        """The moves from an initial state to the state of global id `rank`."""
+        moves: list[int] = []
+        while rank != NO_PARENT:
+            links = self.transport.call("link", [(rank,)] * self.k)
+            rank, move = next(link for link in links if link is not None)
+            moves.append(move)
+        moves.reverse()
+        return moves
+
+    def _trace(self, moves: list[int]) -> Trace:
+        return rebuild_trace(self.model, self.initial, moves, self.canonical)
+
+    def _model_error(self, failure: Failure, moves: list[int], what: str) -> ModelError:
+        trace = self._trace(moves)
+        error = ModelError(
+            f"model raised {failure.kind} in {what} after {len(trace)} steps: {failure.message}",
+            trace,
+        )
+        error.__cause__ = RemoteFailure(failure.traceback)
+        return error
+
+    def _call(self, fn: Callable[[], Any], what: str) -> Any:
+        """Run model code in the coordinator; an exception becomes a ModelError."""
+        try:
+            return fn()
+        except Exception as exc:
+            raise ModelError(f"model raised {type(exc).__name__} in {what}: {exc}") from exc

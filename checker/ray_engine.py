@@ -1,0 +1,151 @@
+"""The Ray transport for the partitioned search: partition workers as Ray actors.
+
+The only module that imports `ray`, and only inside functions, so importing it starts
+nothing. Each `PartitionWorker` (checker/parallel.py) becomes an actor; the model and
+the properties reach the actors through Ray's serialization (cloudpickle, so lambdas
+travel). Batches pass between actors as ObjectRefs: a producing step returns one object
+per worker (`num_returns=K`) and the consuming step of each worker receives its K refs
+as top-level arguments, so Ray resolves them in the actor and the driver never
+materializes a batch. Shipped states travel as bytes pickled by the worker itself:
+Ray's serializer calls back into Python for every tuple, which cost about 3 s of a
+17 s run on raft-election (N=4, NC=4, MaxTerm=2).
+
+States are partitioned by fingerprint (`hash(state)`, masked) modulo K, so every actor
+must hash alike. Python
+salts str hashes per process, hence PYTHONHASHSEED=0 in the actors' environment; and on
+Python < 3.12 `hash(None)` is None's address, which address-space randomization changes
+from one interpreter to the next, hence actors are started under `setarch -R` where it
+works (Linux). The owners still check every new state's fingerprint against their own
+hash and the search fails loudly if they differ (never a silently wrong count).
+"""
+
+from __future__ import annotations
+
+import platform
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from checker.parallel import PartitionWorker, Transport, WorkerSetup, quiet_gc
+
+HASH_SEED = "0"
+
+
+class _Actor(PartitionWorker):
+    """A partition worker whose batch-producing steps suit Ray's `num_returns`.
+
+    With one worker, `num_returns=1` makes Ray store the returned list of one batch as
+    one object; the step then returns the batch itself.
+    """
+
+    def __init__(self, setup: WorkerSetup, index: int) -> None:
+        super().__init__(setup, index)
+        quiet_gc()  # the actor owns its process
+
+    def step(self, method: str, *args: Any) -> Any:
+        out = getattr(self, method)(*args)
+        return out[0] if self.workers == 1 else out
+
+
+class RayTransport(Transport):
+    """K actors of one search on a Ray instance; `close` shuts Ray down if it started it."""
+
+    def __init__(self, workers: int, started: bool, runtime_env: dict[str, Any]) -> None:
+        self.workers = workers
+        self.started = started  # this transport called ray.init for a local instance
+        self.runtime_env = runtime_env
+        self.actors: list[Any] = []
+
+    def start(self, setup: WorkerSetup) -> None:
+        import ray  # noqa: PLC0415 (lazy: importing this module starts nothing)
+
+        self.stop()
+        actor = ray.remote(_Actor).options(num_cpus=1, runtime_env=self.runtime_env)
+        shared = ray.put(setup)  # serialized once for all actors
+        self.actors = [actor.remote(shared, i) for i in range(self.workers)]
+
+    def call(self, method: str, args: Sequence[tuple[Any, ...]]) -> list[Any]:
+        import ray  # noqa: PLC0415
+
+        refs = [getattr(a, method).remote(*x) for a, x in zip(self.actors, args, strict=True)]
+        return list(ray.get(refs))
+
+    def exchange(
+        self, first: str, args: Sequence[tuple[Any, ...]], stages: Sequence[str]
+    ) -> list[Any]:
+        import ray  # noqa: PLC0415
+
+        k = self.workers
+        outs = [
+            _refs(a.step.options(num_returns=k).remote(first, *x), k)
+            for a, x in zip(self.actors, args, strict=True)
+        ]
+        for stage in stages[:-1]:
+            outs = [
+                _refs(a.step.options(num_returns=k).remote(stage, *(o[j] for o in outs)), k)
+                for j, a in enumerate(self.actors)
+            ]
+        last = stages[-1]
+        replies = [
+            getattr(a, last).remote(*(o[j] for o in outs)) for j, a in enumerate(self.actors)
+        ]
+        return list(ray.get(replies))
+
+    def stop(self) -> None:
+        if not self.actors:
+            return
+        import ray  # noqa: PLC0415
+
+        for actor in self.actors:
+            ray.kill(actor)
+        self.actors = []
+
+    def close(self) -> None:
+        self.stop()
+        if self.started:
+            import ray  # noqa: PLC0415
+
+            ray.shutdown()
+            self.started = False
+
+
+def _refs(out: Any, k: int) -> list[Any]:
+    return [out] if k == 1 else list(out)
+
+
+def ray_transport(workers: int, address: str | None) -> RayTransport:
+    """A transport on Ray: a new local instance with `workers` CPUs (address None) or the
+    cluster at `address`; each actor asks for one CPU. Close it to shut down the local
+    instance it started (one already running in this process is reused, never shut
+    down)."""
+    import ray  # noqa: PLC0415
+
+    started = False
+    if address is None:
+        if not ray.is_initialized():
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+            started = True
+    else:
+        ray.init(address=address)
+    env: dict[str, Any] = {"env_vars": {"PYTHONHASHSEED": HASH_SEED}}
+    wrapper = _no_aslr_prefix()
+    if wrapper:
+        env["py_executable"] = f"{wrapper} {sys.executable}"
+    return RayTransport(workers, started, env)
+
+
+def _no_aslr_prefix() -> str:
+    """`setarch <machine> -R` if it runs here (so hash(None) agrees among actors), else ''."""
+    if sys.version_info >= (3, 12) or not sys.platform.startswith("linux"):
+        return ""
+    setarch = shutil.which("setarch")
+    if setarch is None:
+        return ""
+    prefix = [setarch, platform.machine(), "-R"]
+    try:
+        ok = subprocess.run([*prefix, "true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return " ".join(prefix) if ok else ""
