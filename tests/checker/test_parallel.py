@@ -32,6 +32,7 @@ from checker.parallel import ProcessTransport, check_parallel
 from checker.successors import Reductions
 from models.catalogue import lookup
 from specs.expectations import load_expectations
+from tests.strategies import graphs
 from tests.toys import Counter, Exploding, Graph
 
 WORKERS = (1, 2, 3)
@@ -180,16 +181,6 @@ def test_initial_states_error_as_check() -> None:
     with pytest.raises(ModelError) as parallel:
         check_parallel(_BrokenInitial(3), [always("ok", lambda x: True)], workers=2)
     assert str(parallel.value) == str(single.value)
-
-
-@st.composite
-def graphs(draw: st.DrawFn) -> tuple[list[int], dict[int, list[int]], int]:
-    size = draw(st.integers(min_value=1, max_value=14))
-    nodes = st.integers(min_value=0, max_value=size - 1)
-    edges = {n: draw(st.lists(nodes, max_size=4)) for n in range(size)}
-    initial = draw(st.lists(nodes, min_size=1, max_size=3))
-    target = draw(nodes)
-    return initial, edges, target
 
 
 @settings(max_examples=50, deadline=None)

@@ -5,20 +5,10 @@ from __future__ import annotations
 
 import networkx as nx
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from checker import Verdict, always, check
+from tests.strategies import graphs
 from tests.toys import Graph
-
-
-@st.composite
-def graphs(draw: st.DrawFn) -> tuple[list[int], dict[int, list[int]], int]:
-    size = draw(st.integers(min_value=1, max_value=12))
-    nodes = st.integers(min_value=0, max_value=size - 1)
-    edges = {n: draw(st.lists(nodes, max_size=4)) for n in range(size)}
-    initial = draw(st.lists(nodes, min_size=1, max_size=3))
-    target = draw(nodes)
-    return initial, edges, target
 
 
 def _nx(edges: dict[int, list[int]]) -> nx.DiGraph:
