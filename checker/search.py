@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 from checker.errors import ModelError
 from checker.model import Model
-from checker.properties import Property
+from checker.properties import Kind, Property
 from checker.result import CheckResult, EndReason, Progress, PropertyResult, Stats
 from checker.successors import (
     FP_MASK,
@@ -36,7 +36,6 @@ from checker.successors import (
     NO_REDUCTIONS,
     Expander,
     Reductions,
-    decides,
     judge,
     make_expander,
     rebuild_trace,
@@ -109,6 +108,8 @@ class _Search:
         self.parents = array("I")  # per state index: the index it was discovered from
         self.moves = array("I")  # per state index: its position among the parent's successors
         self.found: dict[str, int] = {}  # property name -> index of the state that decided it
+        # (name, predicate, whether it is an invariant) of each property not yet decided
+        self.undecided = [(p.name, p.predicate, p.kind is Kind.ALWAYS) for p in self.properties]
         self.generated = 0
         self.depth = 0
         self.current = NO_PARENT  # index of the state being expanded, for error traces
@@ -230,15 +231,17 @@ class _Search:
 
     def _visit(self, state: Any, index: int) -> bool:
         """Check the undecided properties on a new state; True once all are decided."""
-        for prop in self.properties:
-            if prop.name in self.found:
-                continue
+        decided = False
+        for name, predicate, invariant in self.undecided:
             try:
-                if decides(prop, state):
-                    self.found[prop.name] = index
+                if bool(predicate(state)) is not invariant:  # as `decides` says
+                    self.found[name] = index
+                    decided = True
             except Exception as exc:
-                raise self._model_error(exc, index, prop.name) from exc
-        return len(self.found) == len(self.properties)
+                raise self._model_error(exc, index, name) from exc
+        if decided:
+            self.undecided = [u for u in self.undecided if u[0] not in self.found]
+        return not self.undecided
 
     def _call(self, fn: Callable[[], Any], what: str) -> Any:
         """Run model code; an exception becomes a ModelError carrying the trace so far."""
