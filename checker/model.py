@@ -53,6 +53,17 @@ class Model(ABC, Generic[S]):
         """
         return [succ for _, succ in self.successors(state)]
 
+    # -- fairness (liveness properties) -------------------------------------------
+
+    def fairness(self, action: Action) -> str | None:
+        """The weak-fairness class of `action`, or None if it is never forced to happen.
+
+        A behaviour is fair when no class stays enabled forever without one of its
+        actions being taken. The default makes each actor's actions one class (weak
+        fairness per process); a model returns None for faults.
+        """
+        return action.actor
+
     # -- partial-order reduction (optional) -------------------------------------
 
     def local_moves(self, state: S) -> Sequence[int]:

@@ -9,10 +9,13 @@ from typing import Any
 
 
 class Kind(enum.Enum):
-    """ALWAYS must hold in every reachable state; SOMETIMES must hold in at least one."""
+    """ALWAYS must hold in every reachable state; SOMETIMES must hold in at least one;
+    LEADS_TO: on every fair behaviour, a state where `trigger` holds is followed by one
+    where `predicate` holds (checker/liveness.py)."""
 
     ALWAYS = "always"
     SOMETIMES = "sometimes"
+    LEADS_TO = "leads-to"
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,7 @@ class Property:
     predicate: Callable[[Any], bool]
     description: str = ""
     explain: Callable[[Any], str] | None = None
+    trigger: Callable[[Any], bool] | None = None  # LEADS_TO: None means "initially"
 
     def why(self, state: Any) -> str:
         """The explanation for `state`, or the description when there is no explainer."""
@@ -52,3 +56,25 @@ def sometimes(
 ) -> Property:
     """A reachability claim: holds with the shortest witness trace to a state where it is true."""
     return Property(name, Kind.SOMETIMES, predicate, description, explain)
+
+
+def leads_to(
+    name: str,
+    trigger: Callable[[Any], bool],
+    predicate: Callable[[Any], bool],
+    description: str = "",
+    explain: Callable[[Any], str] | None = None,
+) -> Property:
+    """trigger ~> predicate under the model's fairness: violated by a lasso (a trace to a
+    trigger state, then a fair cycle on which the predicate never holds)."""
+    return Property(name, Kind.LEADS_TO, predicate, description, explain, trigger)
+
+
+def eventually(
+    name: str,
+    predicate: Callable[[Any], bool],
+    description: str = "",
+    explain: Callable[[Any], str] | None = None,
+) -> Property:
+    """Every fair behaviour from an initial state reaches a state where `predicate` holds."""
+    return Property(name, Kind.LEADS_TO, predicate, description, explain, None)

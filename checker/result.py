@@ -51,8 +51,8 @@ class PropertyResult:
 
     @property
     def trace_kind(self) -> str:
-        """'counterexample' for an invariant's trace, 'witness' for a `sometimes` claim's."""
-        return "counterexample" if self.prop.kind is Kind.ALWAYS else "witness"
+        """'witness' for a `sometimes` claim's trace, 'counterexample' (or lasso) otherwise."""
+        return "witness" if self.prop.kind is Kind.SOMETIMES else "counterexample"
 
 
 @dataclass(frozen=True)

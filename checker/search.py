@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 from checker.errors import ModelError
 from checker.model import Model
 from checker.properties import Kind, Property
-from checker.result import CheckResult, EndReason, Progress, PropertyResult, Stats
+from checker.result import CheckResult, EndReason, Progress, PropertyResult, Stats, Verdict
 from checker.successors import (
     FP_MASK,
     KNOWN,
@@ -65,10 +65,25 @@ def check(
     node symmetry (no effect on a model that declares none). `progress`, if given, is
     called every PROGRESS_EVERY new states; it decides itself whether to show anything.
     """
-    search = _Search(model, properties, max_states, max_depth, max_memory, progress)
+    live = [p for p in properties if p.kind is Kind.LEADS_TO]
+    safety = [p for p in properties if p.kind is not Kind.LEADS_TO]
+    if live:
+        from checker.liveness import check_liveness  # noqa: PLC0415 (only when asked for)
+
+        judged, live_stats = check_liveness(model, live, max_states)
+    if not safety:
+        end = EndReason.EXHAUSTED
+        if any(r.verdict is Verdict.INCOMPLETE for r in judged):
+            end = EndReason.MAX_STATES
+        return CheckResult(tuple(judged), live_stats, end)
+    search = _Search(model, safety, max_states, max_depth, max_memory, progress)
     search.canonical = reductions.canonical(model)
     search.por = reductions.por
-    return search.run()
+    result = search.run()
+    if not live:
+        return result
+    by_name = {r.prop.name: r for r in (*result.results, *judged)}
+    return CheckResult(tuple(by_name[p.name] for p in properties), result.stats, result.end)
 
 
 PROGRESS_EVERY = 2048

@@ -25,6 +25,11 @@ class Trace:
     """Steps in order; `steps[0]` is the initial state, so `len(trace)` counts actions."""
 
     steps: tuple[Step, ...]
+    # A lasso (a liveness counterexample): the last step returns to the state of
+    # steps[loop_from], and the steps after loop_from repeat forever. loop_from equal to
+    # the last index means the behaviour stays in the last state forever (no fair action
+    # is enabled there).
+    loop_from: int | None = None
 
     def __len__(self) -> int:
         return len(self.steps) - 1

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from checker.properties import Property, always, sometimes
+from checker.properties import Property, always, eventually, sometimes
 from models.cluster.nodes import node_name
 
 
@@ -129,6 +129,13 @@ leader_during_partition = sometimes(
     lambda s: f"{_names(_live_leaders(s))} leads while the network is split",
 )
 
+leader_eventually = eventually(
+    "leader-eventually",
+    lambda s: bool(_live_leaders(s)),
+    "on every fair behaviour some node eventually leads (nodes' steps and deliveries are "
+    "weakly fair, time passes, faults are never forced)",
+)
+
 PROPERTIES: dict[str, Property] = {
     p.name: p
     for p in (
@@ -140,5 +147,6 @@ PROPERTIES: dict[str, Property] = {
         failover,
         election_started,
         leader_during_partition,
+        leader_eventually,
     )
 }

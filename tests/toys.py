@@ -90,3 +90,31 @@ class Tokens(Model[tuple[int, ...]]):
 
     def node_keys(self, state: tuple[int, ...]) -> Sequence[int]:
         return state if self.keys else ()
+
+
+class Labelled(Model[int]):
+    """An explicit graph whose edges name their actor; actors in `unfair` are never forced.
+
+    edges[state] lists (target, actor) in order; the fairness class of an edge is its
+    actor (weak fairness per actor), or None for an actor named in `unfair`.
+    """
+
+    def __init__(
+        self,
+        initial: Sequence[int],
+        edges: Mapping[int, Sequence[tuple[int, str]]],
+        unfair: Sequence[str] = (),
+    ) -> None:
+        self.initial = list(initial)
+        self.edges = edges
+        self.unfair = set(unfair)
+
+    def initial_states(self) -> Sequence[int]:
+        return self.initial
+
+    def successors(self, state: int) -> Iterable[tuple[Action, int]]:
+        for target, actor in self.edges.get(state, ()):
+            yield Action(f"to{target}", actor), target
+
+    def fairness(self, action: Action) -> str | None:
+        return None if action.actor in self.unfair else action.actor

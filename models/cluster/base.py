@@ -30,6 +30,9 @@ from models.cluster.store import Store
 
 Successor = tuple[Action, "ClusterState"]
 
+# The names of the fault and recovery steps ClusterModel generates (see `_faults`).
+FAULT_MOVES = frozenset({"crash", "restart", "pause", "resume", "partition", "heal", "lose"})
+
 # The kinds of fault and recovery moves, in the order `ClusterModel` generates them.
 CRASH, RESTART, PAUSE, RESUME, SPLIT, CUT, HEAL, LOSE = (
     "crash",
@@ -228,6 +231,17 @@ class ClusterModel(Model[ClusterState]):
         out = [after for _, after in self.successors(s)]
         self._counted = (s, len(out))  # `local_moves` of the same state reuses the count
         return out
+
+    # -- fairness ---------------------------------------------------------------
+
+    def fairness(self, action: Action) -> str | None:
+        """Faults and recoveries are never forced; time passes; every other kind of step
+        (a node's own step, a delivery) is weakly fair per kind, actor and target."""
+        if action.name in FAULT_MOVES:
+            return None
+        if action.actor == CLOCK:
+            return CLOCK
+        return f"{action.actor} {action.name} {action.target or ''}".rstrip()
 
     # -- partial-order reduction -----------------------------------------------
 
