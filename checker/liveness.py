@@ -262,12 +262,10 @@ def _lasso(
     loop_from = len(trace) - len(cycle)
     lasso = Trace(trace.steps, loop_from)
     if cycle:
-        why = (
-            f"{prop.name}: a fair cycle of {len(cycle)} steps (from step {loop_from}) "
-            f"on which it never comes true"
-        )
+        steps = "1 step" if len(cycle) == 1 else f"{len(cycle)} steps"
+        why = f"a fair cycle of {steps} (from step {loop_from}) on which it never comes true"
     else:
-        why = f"{prop.name}: stuck at step {loop_from}, where no fair action is enabled"
+        why = f"stuck at step {loop_from}, where no fair action is enabled"
     return lasso, why
 
 

@@ -19,6 +19,7 @@ from itertools import pairwise
 import graphviz
 
 from checker.render.context import TraceContext
+from checker.render.text import loop_text
 from checker.trace import Step
 
 RED = "#c0392b"
@@ -96,6 +97,17 @@ def trace_to_dot(ctx: TraceContext) -> str:
         lifeline = [f"h_{k}"] + [f"c{s.index}_{k}" for s in trace.steps]
         _chain(g, lifeline, arrowhead="none", style="dashed", color=LIFELINE, weight="100")
 
+    if trace.loop_from is not None:  # a lasso: draw the way back, in the accent colour
+        g.edge(
+            f"s{last}",
+            f"s{trace.loop_from}",
+            label=loop_text(trace.loop_from, last),
+            color=accent,
+            fontcolor=accent,
+            style="bold",
+            constraint="false",
+            dir="forward",
+        )
     verdict = "broken" if ctx.kind == "counterexample" else "reached"
     g.node(
         "verdict",

@@ -13,6 +13,18 @@ def trace_lines(ctx: TraceContext) -> list[str]:
     lines = [f"  {0:>{width}}  initial: " + "; ".join(f"{k} {v}" for k, v in first.items())]
     for step in trace.steps[1:]:
         lines.append(f"  {step.index:>{width}}  {step.action}")
+    if trace.loop_from is not None:
+        lines.append(f"  {'':>{width}}  {loop_text(trace.loop_from, len(trace))}")
     mark = "broken" if ctx.kind == "counterexample" else "reached"
     lines.append(f"  {'':>{width}}  => {ctx.outcome.prop.name} {mark}: {ctx.outcome.reason}")
     return lines
+
+
+def loop_text(loop_from: int, last: int) -> str:
+    """How a lasso goes on forever after its last step."""
+    if loop_from == last:
+        return f"loop: stays at step {last} forever (no fair action is enabled)"
+    repeated = (
+        f"step {last} repeats" if last == loop_from + 1 else f"steps {loop_from + 1}..{last} repeat"
+    )
+    return f"loop: back to step {loop_from}; {repeated} forever"

@@ -3,7 +3,13 @@ cycles never are."""
 
 from __future__ import annotations
 
+import json
+
 from checker.properties import always, eventually, leads_to
+from checker.render.context import TraceContext
+from checker.render.dot import trace_to_dot
+from checker.render.text import trace_lines
+from checker.render.trace_json import trace_to_json
 from checker.result import Verdict
 from checker.search import check
 from tests.toys import Counter, Labelled
@@ -22,7 +28,7 @@ def test_a_fair_cycle_that_avoids_the_goal_is_a_lasso() -> None:
     trace = result.trace
     assert trace is not None and trace.loop_from == 0
     assert _states(trace) == [0, 1, 0]  # the loop 0 -> 1 -> 0, from the initial state
-    assert "fair cycle of 2 steps" in result.reason
+    assert result.reason == "a fair cycle of 2 steps (from step 0) on which it never comes true"
 
 
 def test_an_unfair_cycle_is_not_reported() -> None:
@@ -85,3 +91,22 @@ def test_safety_and_liveness_in_one_check() -> None:
         model, [always("small", lambda s: s < 2), eventually("reach-1", lambda s: s == 1)]
     )
     assert [r.verdict for r in result.results] == [Verdict.HOLDS, Verdict.HOLDS]
+
+
+def test_a_lasso_is_rendered_with_its_loop() -> None:
+    model = Labelled([0], {0: [(1, "a")], 1: [(2, "a")], 2: [(1, "a")]})
+    outcome = check(model, [leads_to("2-then-0", lambda s: s == 2, lambda s: s == 0)]).results[0]
+    ctx = TraceContext("toy", {}, outcome)
+    lines = trace_lines(ctx)
+    assert "loop: back to step 2; steps 3..4 repeat forever" in "\n".join(lines)
+    doc = json.loads(trace_to_json(ctx))
+    assert doc["loop_from"] == 2 and doc["trace_kind"] == "counterexample"
+    dot = trace_to_dot(ctx)
+    assert "s4 -> s2" in dot and "repeat forever" in dot
+
+
+def test_a_plain_counterexample_has_no_loop() -> None:
+    outcome = check(Counter(3), [always("small", lambda s: s < 3)]).results[0]
+    ctx = TraceContext("toy", {}, outcome)
+    assert "loop_from" not in json.loads(trace_to_json(ctx))
+    assert "loop:" not in "\n".join(trace_lines(ctx))
