@@ -45,6 +45,7 @@ class SavedTrace:
     trace_kind: str
     reason: str
     steps: tuple[RecordedStep, ...]
+    loop_from: int | None = None  # a lasso: the last state returns to this step's state
 
     @property
     def actions(self) -> tuple[Action, ...]:
@@ -221,6 +222,7 @@ def replay(
     state reached.
     """
     state, initial_diff = _start(model, saved, compare_states)
+    visited = [state]
     done: list[ReplayedStep] = []
     for step in saved.steps[1:]:
         assert step.action is not None
@@ -237,8 +239,14 @@ def replay(
         if compare_states:
             diffs = state_differences(step.state, normalise(model.describe(state)))
         done.append(ReplayedStep(step.index, recorded, action, diffs))
+        visited.append(state)
     broken: bool | None = None
     if prop is not None:
         holds = bool(prop.predicate(state))
-        broken = not holds if prop.kind is Kind.ALWAYS else holds
+        broken = holds if prop.kind is Kind.SOMETIMES else not holds
+        if prop.kind is Kind.LEADS_TO and saved.loop_from is not None:
+            # a lasso breaks the claim again if its loop closes and never meets the goal
+            loop = visited[saved.loop_from :]
+            closes = len(visited) == len(saved.steps) and loop[-1] == loop[0]
+            broken = closes and not any(prop.predicate(s) for s in loop)
     return Replay(initial_diff, tuple(done), state, prop, broken, len(saved.steps) - 1)

@@ -130,18 +130,21 @@ def json_summary(report: GateReport) -> dict[str, Any]:
 def verdict_table(report: GateReport, summaries: Mapping[str, str]) -> list[str]:
     """A Markdown table of every protocol's verdicts, for the README; nothing time-dependent."""
     lines = [
-        "| protocol | what it models | safety verdicts | witnesses reached | distinct states |",
+        "| protocol | what it models | safety and liveness verdicts | witnesses reached "
+        "| distinct states |",
         "|---|---|---|---|---|",
     ]
     for o in report.outcomes:
         safety, witnesses = [], []
         for r in o.rows:
             res = r.result
-            if res.prop.kind is Kind.ALWAYS:
+            if res.prop.kind is not Kind.SOMETIMES:
                 text = f"{res.prop.name} {res.verdict.value}"
                 if res.verdict is Verdict.VIOLATED:
                     text = f"{res.prop.name} **VIOLATED**"
-                    if res.trace is not None:
+                    if res.trace is not None and res.trace.loop_from is not None:
+                        text += f" (lasso, {len(res.trace)} steps)"
+                    elif res.trace is not None:
                         text += f" ({len(res.trace)} steps)"
                 safety.append(text)
             else:

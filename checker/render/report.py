@@ -25,7 +25,11 @@ class Run:
 
 
 def _outcome(r: PropertyResult) -> str:
-    return r.reason if r.trace is None else f"{r.trace_kind} of {len(r.trace)} steps"
+    if r.trace is None:
+        return r.reason
+    if r.trace.loop_from is not None:
+        return f"lasso of {len(r.trace)} steps, looping from step {r.trace.loop_from}"
+    return f"{r.trace_kind} of {len(r.trace)} steps"
 
 
 def report_lines(run: Run) -> list[str]:

@@ -62,8 +62,10 @@ def parse_trace(text: str, source: str = "trace") -> SavedTrace:
         raise fail(f"'property' must be an object, got {_kind(prop)}")
     prop_name = _string(prop, "name", fail, "property.")
     prop_kind = _string(prop, "kind", fail, "property.")
-    if prop_kind not in ("always", "sometimes"):
-        raise fail(f"'property.kind' must be 'always' or 'sometimes', got {prop_kind!r}")
+    if prop_kind not in ("always", "sometimes", "leads-to"):
+        raise fail(
+            f"'property.kind' must be 'always', 'sometimes' or 'leads-to', got {prop_kind!r}"
+        )
     description = prop.get("description", "")
     if not isinstance(description, str):
         raise fail("'property.description' must be a string")
@@ -77,6 +79,13 @@ def parse_trace(text: str, source: str = "trace") -> SavedTrace:
     length = doc.get("length", len(steps) - 1)
     if length != len(steps) - 1:
         raise fail(f"'length' is {json.dumps(length)} but there are {len(steps) - 1} steps")
+    loop_from = doc.get("loop_from")
+    if loop_from is not None and (
+        not isinstance(loop_from, int)
+        or isinstance(loop_from, bool)
+        or not 0 <= loop_from < len(steps)
+    ):
+        raise fail(f"'loop_from' must be a step index, got {json.dumps(loop_from)}")
     return SavedTrace(
         protocol=protocol,
         params=dict(params),
@@ -87,6 +96,7 @@ def parse_trace(text: str, source: str = "trace") -> SavedTrace:
         trace_kind=_optional_string(doc, "trace_kind", fail),
         reason=_optional_string(doc, "reason", fail),
         steps=steps,
+        loop_from=loop_from,
     )
 
 

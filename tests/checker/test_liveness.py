@@ -4,7 +4,11 @@ cycles never are."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+from click.testing import CliRunner
+
+from checker.cli import main
 from checker.properties import always, eventually, leads_to
 from checker.render.context import TraceContext
 from checker.render.dot import trace_to_dot
@@ -110,3 +114,19 @@ def test_a_plain_counterexample_has_no_loop() -> None:
     ctx = TraceContext("toy", {}, outcome)
     assert "loop_from" not in json.loads(trace_to_json(ctx))
     assert "loop:" not in "\n".join(trace_lines(ctx))
+
+
+def test_a_saved_lasso_replays_and_a_broken_loop_does_not(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["--protocol", "even-quorum", "--out", str(out)])
+    assert result.exit_code == 1
+    assert "leader-eventually        VIOLATED    lasso of 9 steps, looping from step 8" in (
+        result.stdout
+    )
+    saved = out / "even-quorum.json"
+    replayed = CliRunner().invoke(main, ["replay", str(saved)])
+    assert replayed.exit_code == 0 and "leader-eventually is broken again" in replayed.stdout
+    doc = json.loads(saved.read_text())
+    doc["loop_from"] = 0  # the last state is not the initial one: the loop does not close
+    saved.write_text(json.dumps(doc))
+    assert CliRunner().invoke(main, ["replay", str(saved)]).exit_code == 1
