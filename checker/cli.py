@@ -33,6 +33,7 @@ from checker.gate import CaseOutcome, GateCase, GateReport, judge
 from checker.graph import StateGraph, state_graph
 from checker.measure import measure
 from checker.render.context import TraceContext
+from checker.render.cost_plot import write_cost_plot
 from checker.render.explain import explain_lines
 from checker.render.files import Written, check_writable, write_trace_files
 from checker.render.gate_report import (
@@ -59,6 +60,7 @@ from specs.claims import PROPERTIES
 from specs.expectations import Expectations, load_expectations
 
 EXIT = {Verdict.HOLDS: 0, Verdict.VIOLATED: 1, Verdict.INCOMPLETE: 3}
+COST_PROTOCOLS = ("bully", "raft")  # the message-passing elections `message-cost` compares
 USAGE_ERROR = 2
 README_BLOCK = "verdicts"
 
@@ -618,6 +620,29 @@ def _replay_lines(trace_file: Path, saved: SavedTrace, target: str, result: Repl
     else:
         lines.append(f"every step is as recorded, but {prop.name} {status} at the end")
     return lines
+
+
+@main.command("message-cost")
+@click.option(
+    "--plot",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Also draw worst, mean and best messages per election against N (SVG).",
+)
+@click.pass_context
+def message_cost_command(ctx: click.Context, plot: Path | None) -> None:
+    """Messages per election for bully and raft, N = 3..7: Bully's quadratic cost."""
+    try:
+        if plot is not None:
+            check_writable(plot.parent if str(plot.parent) else Path("."))
+        tables = {name: _measure(PROTOCOLS[name])[0] for name in COST_PROTOCOLS}
+        for name, table in tables.items():
+            click.echo(f"{name}: " + "\n".join(table.lines()) + "\n")
+        if plot is not None:
+            written = write_cost_plot(tables, plot, "messages per election")
+            click.echo(f"wrote {written}")
+    except LeadercheckError as exc:
+        _fail(exc, False)
+        ctx.exit(USAGE_ERROR)
 
 
 @main.command("bench")

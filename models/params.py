@@ -55,7 +55,9 @@ class Measure:
     """A quantity `verify --stats` reports for a protocol, over every reachable state of a model.
 
     For each size, `build(size)` is searched exhaustively and `value` is taken on every
-    reachable state where `where` holds: the table shows its worst, best and mean.
+    reachable state where `where` holds: the table shows its worst, best and mean. Each
+    distinct state counts once in the mean, however many schedules reach it, so the title
+    should say what those states are (for example, the distinct ways an election ends).
     """
 
     title: str

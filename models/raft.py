@@ -50,7 +50,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
-from checker.model import Action
+from checker.model import Action, Model
 from models.cluster import (
     STORAGE,
     ClusterModel,
@@ -62,7 +62,7 @@ from models.cluster import (
 )
 from models.cluster.base import Successor
 from models.cluster.nodes import node_name, node_set, with_life
-from models.params import NODES, Param, ProtocolEntry, fault_params
+from models.params import NODES, Measure, Param, ProtocolEntry, fault_params
 
 FOLLOWER, CANDIDATE, LEADER = "follower", "candidate", "leader"
 REQUEST_VOTE, GRANTED, REFUSED = "RequestVote", "VoteGranted", "VoteRefused"
@@ -252,6 +252,126 @@ class SplitRaftModel(RaftModel):
         return Network(island=frozenset(range(1, self.n // 2 + 1)))
 
 
+# -- the message cost of one election ------------------------------------------
+
+
+class FirstTerm(NamedTuple):
+    """Who has stood and who voted for whom in term 1, in a `FirstTermElection`."""
+
+    votes: tuple[int, ...]  # node i at i - 1: 0 still in term 0; c: voted for c (itself: stood)
+
+
+class FirstTermElection(Model[FirstTerm]):
+    """One election: term 1 of `RaftModel` from all followers in term 0, with no fault.
+
+    `RaftModel(nodes, terms=1)` with no fault budget and no writes, and no message
+    dropped as useless (every RequestVote is answered, and the answer counted). A node
+    in term 0 may time out and stand (a vote for itself, RequestVote to the other
+    N - 1) until a RequestVote reaches it; the first to reach it gets its vote, and it
+    refuses every other. A candidate whose votes reach a majority leads. Nobody can
+    start term 2, so an election whose votes split (no majority) ends without a
+    leader: Raft would hold another one, in term 2, and count it as another election.
+
+    The state is the vote of each node (0: still in term 0), because everything else
+    follows from it. The messages in flight are exactly one RequestVote from every
+    candidate to every node still in term 0: a node in term 1 has answered all it got
+    (below), and a candidate sends to every node. Replies are delivered, and a
+    RequestVote to a node already in term 1 is answered (refused), at once; both are
+    sound, for the same reason as OKs in `BullyElection`: a reply changes only its
+    candidate's vote count, and in term 1 a candidate and a leader answer every
+    message alike (refuse: they voted for themselves) and cannot stand again; a
+    refusal changes nothing. So a run of this model is a run of the full model with
+    those deliveries moved earlier, the same messages sent.
+    """
+
+    def __init__(self, nodes: int) -> None:
+        self.n = nodes
+        self.need = nodes // 2 + 1
+
+    def initial_states(self) -> list[FirstTerm]:
+        return [FirstTerm((0,) * self.n)]
+
+    def successors(self, s: FirstTerm) -> Iterator[tuple[Action, FirstTerm]]:
+        votes = s.votes
+        candidates = [c for c in range(1, self.n + 1) if votes[c - 1] == c]
+        for i in range(1, self.n + 1):
+            if not votes[i - 1]:
+                after = FirstTerm(votes[: i - 1] + (i,) + votes[i:])
+                note = f"term 1: RequestVote to {self.n - 1} nodes"
+                if refused := [j for j in range(1, self.n + 1) if j != i and votes[j - 1]]:
+                    note += f"; {node_set(tuple(refused))} refuse at once (in term 1)"
+                yield Action("timeout", node_name(i), None, note), after
+        for v in range(1, self.n + 1):
+            if votes[v - 1]:
+                continue
+            for c in candidates:
+                after = FirstTerm(votes[: v - 1] + (c,) + votes[v:])
+                note = f"grants its term 1 vote, {self.votes_for(after, c)} of {self.need}"
+                if len(candidates) > 1:
+                    note += f"; refuses {len(candidates) - 1} other RequestVote"
+                yield Action(REQUEST_VOTE, node_name(c), node_name(v), note), after
+
+    def votes_for(self, s: FirstTerm, c: int) -> int:
+        return sum(1 for v in s.votes if v == c)
+
+    def leaders(self, s: FirstTerm) -> list[int]:
+        return [
+            c
+            for c in range(1, self.n + 1)
+            if s.votes[c - 1] == c and self.votes_for(s, c) >= self.need
+        ]
+
+    def describe(self, s: FirstTerm) -> dict[str, dict[str, object]]:
+        return {
+            node_name(i): {"voted_for": node_name(v) if v else None}
+            for i, v in enumerate(s.votes, start=1)
+        }
+
+    def summary(self, s: FirstTerm) -> dict[str, str]:
+        out = {}
+        for i, v in enumerate(s.votes, start=1):
+            if v == i:
+                out[node_name(i)] = "leader t1" if i in self.leaders(s) else "candidate t1"
+            else:
+                out[node_name(i)] = f"follower t1, voted {node_name(v)}" if v else "follower t0"
+        return out
+
+
+def first_term_messages(s: FirstTerm) -> int:
+    """RequestVote + VoteGranted + VoteRefused sent so far in a `FirstTermElection`.
+
+    Each of the k candidates sent N - 1 RequestVotes; all are answered but the k in
+    flight to each of the z nodes still in term 0: 2k(N - 1) - kz.
+    """
+    n, k = len(s.votes), sum(1 for i, v in enumerate(s.votes, start=1) if v == i)
+    z = s.votes.count(0)
+    return 2 * k * (n - 1) - k * z
+
+
+def first_term_over(s: FirstTerm) -> bool:
+    """A leader is elected and no message is in flight (every node is in term 1)."""
+    n = len(s.votes)
+    if 0 in s.votes:
+        return False
+    return any(s.votes[c - 1] == c and s.votes.count(c) >= n // 2 + 1 for c in range(1, n + 1))
+
+
+# One election from a leaderless start (every node a follower in term 0) with no fault, until
+# a leader is elected and no message is in flight. Counted: every RequestVote and every reply
+# (VoteGranted, VoteRefused). Worst and best over every interleaving; elections whose votes
+# split (no leader in term 1) are not counted. The mean is over the distinct reachable end
+# states: who stood and who voted for whom.
+ELECTION_MESSAGES = Measure(
+    "messages per election in term 1 (RequestVote + replies until a leader and nothing in "
+    "flight; mean over the distinct end states: who stood, who voted for whom)",
+    "nodes",
+    (3, 4, 5, 6, 7),
+    FirstTermElection,
+    first_term_messages,
+    first_term_over,
+)
+
+
 TERMS = Param("terms", 2, 1, 4, "highest term a node may start (bounds elections)")
 
 
@@ -277,6 +397,7 @@ PROTOCOLS = (
         "Raft-style election: terms, one durable vote per term, a strict majority to win",
         _params(crashes=1, partitions=1),
         _builder(),
+        measures=(ELECTION_MESSAGES,),
     ),
     ProtocolEntry(
         "raft-no-quorum",

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
+import checker.cli as cli
 from checker.cli import main
 from checker.engines import parse_size
 from checker.errors import LeadercheckError
+from checker.render.report import MeasureTable
+from models.params import ProtocolEntry
 
 RAFT_4 = ["--protocol", "raft-election", "-p", "N=4", "-p", "NC=3", "-p", "MaxTerm=2"]
 
@@ -100,3 +104,21 @@ def test_por_with_several_workers_is_refused() -> None:
     result = verify("--protocol", "lease-fencing", "--por", "--workers", "2")
     assert result.exit_code == 2
     assert "partial-order reduction needs one worker" in result.output
+
+
+def test_message_cost_prints_both_tables_and_draws_the_plot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = cli._measure
+
+    def small(protocol: ProtocolEntry) -> list[MeasureTable]:  # N = 3, 4 only: seconds
+        shrunk = [replace(m, sizes=tuple(s for s in m.sizes if s <= 4)) for m in protocol.measures]
+        return real(replace(protocol, measures=tuple(shrunk)))
+
+    monkeypatch.setattr(cli, "_measure", small)
+    plot = tmp_path / "cost.svg"
+    result = verify("message-cost", "--plot", str(plot))
+    assert result.exit_code == 0, result.output
+    assert re.search(r"^\s+3\s+7\s+2\s+4\.67", result.stdout, re.M)  # bully N=3: worst 7
+    assert re.search(r"^\s+4\s+12\s+6\s+10\.50", result.stdout, re.M)  # raft N=4: worst 12
+    assert plot.read_text().lstrip().startswith("<?xml")

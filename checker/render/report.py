@@ -109,15 +109,19 @@ def json_report(run: Run) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class MeasureTable:
-    """A measure taken at several sizes: one row per size (None: nothing to measure there)."""
+    """A measure taken at several sizes: one row per size (None: nothing to measure there).
+
+    `ends` is how many reachable states the value was taken over (the mean's denominator);
+    `states` is how many the search explored.
+    """
 
     title: str
     size_name: str
     rows: tuple[tuple[int, Measurement | None], ...]
 
     def lines(self) -> list[str]:
-        head = ("worst", "best", "mean", "states", "seconds")
-        widths = (6, 6, 7, 10, 7)
+        head = ("worst", "best", "mean", "ends", "states", "seconds")
+        widths = (6, 6, 7, 6, 10, 7)
         cells = "  ".join(h.rjust(w) for h, w in zip(head, widths, strict=True))
         lines = [f"{self.title}:", f"  {self.size_name:>6}  {cells}"]
         for size, m in self.rows:
@@ -125,7 +129,7 @@ class MeasureTable:
                 lines.append(f"  {size:>6}  {'-':>6}")
                 continue
             lines.append(
-                f"  {size:>6}  {m.worst:>6}  {m.best:>6}  {m.mean:>7.2f}  "
+                f"  {size:>6}  {m.worst:>6}  {m.best:>6}  {m.mean:>7.2f}  {m.count:>6,}  "
                 f"{m.stats.distinct_states:>10,}  {m.stats.seconds:>7.2f}"
             )
         return lines

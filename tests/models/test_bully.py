@@ -12,10 +12,14 @@ from checker.measure import measure
 from checker.model import Action
 from models.bully import (
     PROTOCOLS,
+    WORST_ELECTION,
     BullyElection,
     BullyModel,
+    CompactBullyElection,
     election_complete,
+    election_ended,
     election_messages,
+    election_over,
 )
 from models.cluster import ClusterState
 from specs.claims import PROPERTIES
@@ -179,5 +183,83 @@ def _late_noticer_schedule(nodes: int) -> ClusterState:
 
 @pytest.mark.parametrize("nodes", [3, 4, 5, 6, 7])
 def test_one_schedule_reaches_the_bound_beyond_the_search(nodes: int) -> None:
-    """A lower bound by example, up to N = 7 (the exhaustive search stops at N = 6)."""
+    """The bound by one concrete schedule of `BullyElection`, up to N = 7."""
     assert _late_noticer_schedule(nodes).extra == 2 * (nodes - 1) ** 2 - 1
+
+
+# -- the message cost of an election (`verify --protocol bully --stats`) ------------------
+
+
+def _end_totals(model: BullyElection) -> set[int]:
+    """The message totals of `BullyElection`'s end states (over: nothing left in flight)."""
+    totals: set[int] = set()
+    check(model, [always("record", lambda s: not (election_over(s) and totals.add(s.extra)))])
+    return totals
+
+
+def _compact_totals(nodes: int) -> set[int]:
+    totals: set[int] = set()
+    model = CompactBullyElection(nodes)
+    check(model, [always("record", lambda s: not (election_ended(s) and totals.add(s.sent)))])
+    return totals
+
+
+@pytest.mark.parametrize("nodes", [3, 4, 5, pytest.param(6, marks=pytest.mark.slow)])
+def test_the_compact_election_ends_with_exactly_the_full_models_totals(nodes: int) -> None:
+    """Its three merges (see its docstring) lose and add no total."""
+    assert _compact_totals(nodes) == _end_totals(BullyElection(nodes))
+
+
+def test_a_second_copy_of_an_election_is_delivered_and_answered() -> None:
+    """n2 stands, follows n3, and stands again on n1's ELECTION while its first ELECTION to
+    n3 is still in flight: two copies, two deliveries, two OKs. Merged in one message, the
+    count took 16 (17 less the lost OK), a total no election has."""
+    model = BullyElection(4)
+    two = sometimes("two copies", lambda s: len({m.epoch for m in s.net.msgs}) == 2)
+    assert check(model, [two]).result("two copies").verdict is Verdict.HOLDS
+    assert 16 not in _end_totals(model)
+
+
+# Per election, node i sends N - i ELECTIONs (the one to the crashed nN included) and gets
+# N - 1 - i OKs; only n(N-1) declares, sending N - 2 COORDINATORs each time. So with e_i the
+# elections of node i, a total is sum_i e_i (2N - 2i - 1) + e_(N-1) (N - 2).
+#   N = 3: n1 costs 3, n2 costs 1 + 1 = 2 an election.
+#     2 = n2 notices first and alone (e = 0, 1); 5 = n1 notices before the tick and makes n2
+#     stand (1, 1); 7 = n1 notices only after n2 declared, before the COORDINATOR reaches it,
+#     and its ELECTION makes n2 stand again (1, 2). Mean (2 + 5 + 7) / 3 = 4.67.
+#   N = 4: n1 costs 5, n2 3, n3 1 + 2 = 3: e = (0,0,1) 3; (0,1,1) 6; (0,1,2) 9 (n2 notices
+#     late); (1,1,1) 11; (1,1,2) 14; (1,2,2) 17. n2 stands again only on n1's ELECTION after
+#     its COORDINATOR, which makes n3 stand again too. Mean 60 / 6 = 10.0.
+#   N = 5: ten totals from 4 (n4 alone: 1 + 3) to 31, mean 177 / 10 = 17.7.
+# The end state is the same for every election but for the count, so the mean is over
+# the distinct totals, and `count` is how many there are.
+@pytest.mark.parametrize(
+    ("nodes", "worst", "best", "mean", "ends"),
+    [(3, 7, 2, 14 / 3, 3), (4, 17, 3, 10.0, 6), (5, 31, 4, 17.7, 10)],
+)
+def test_message_cost_table(nodes: int, worst: int, best: int, mean: float, ends: int) -> None:
+    m = WORST_ELECTION
+    found = measure(m.build(nodes), m.value, m.where)
+    assert found is not None
+    assert (found.worst, found.best, found.count) == (worst, best, ends)
+    assert found.mean == pytest.approx(mean)
+
+
+def test_the_totals_for_four_nodes_are_the_hand_counted_ones() -> None:
+    assert _compact_totals(4) == {3, 6, 9, 11, 14, 17}
+    assert sum(_compact_totals(5)) == 177
+
+
+@pytest.mark.parametrize("nodes", [3, 4, 5, 6, pytest.param(7, marks=pytest.mark.slow)])
+def test_worst_election_is_quadratic_and_best_linear(nodes: int) -> None:
+    """Worst 2(N-1)^2 - 1 (every node but n1 stands twice), best N - 1 (n(N-1) alone)."""
+    m = WORST_ELECTION
+    found = measure(m.build(nodes), m.value, m.where)
+    assert found is not None
+    assert found.worst == 2 * (nodes - 1) ** 2 - 1
+    assert found.best == nodes - 1
+
+
+def test_measure_covers_three_to_seven_nodes() -> None:
+    assert WORST_ELECTION.sizes == (3, 4, 5, 6, 7)
+    assert PROTOCOLS[0].measures == (WORST_ELECTION,)

@@ -11,9 +11,21 @@ from collections.abc import Iterator
 import pytest
 
 from checker import CheckResult, Verdict, always, check
+from checker.measure import measure
 from checker.model import Action
-from models.cluster import ClusterState, Message
-from models.raft import PROTOCOLS, REQUEST_VOTE, RaftModel, RaftNode
+from checker.successors import Reductions
+from models.cluster import ClusterModel, ClusterState, FaultBounds, Message
+from models.raft import (
+    ELECTION_MESSAGES,
+    PROTOCOLS,
+    REQUEST_VOTE,
+    FirstTerm,
+    FirstTermElection,
+    RaftModel,
+    RaftNode,
+    first_term_messages,
+    first_term_over,
+)
 from specs.claims import PROPERTIES
 from tests.helpers import trace_shape
 
@@ -284,3 +296,106 @@ def test_five_nodes_split_two_three_elect_on_the_three_side() -> None:
     assert r.verdict is Verdict.HOLDS and r.trace is not None
     assert len(r.trace) == 5
     assert [i for i, _ in r.trace.last.state.leaders()] == [3]
+
+
+# -- the message cost of one election (`verify --protocol raft --stats`) ------------------
+
+
+class _FullFirstTerm(RaftModel):
+    """The reference for `FirstTermElection`: `RaftModel` itself with terms=1, no fault and
+    no write, keeping every message (nothing dropped as useless), `extra` counting sends."""
+
+    def __init__(self, nodes: int) -> None:
+        super().__init__(nodes, 1, FaultBounds())
+
+    def initial_extra(self) -> dict[str, object]:
+        return {"extra": 0}
+
+    def node_steps(self, s: ClusterState, i: int) -> Iterator[tuple[Action, ClusterState]]:
+        for action, after in super().node_steps(s, i):
+            if action.name == "timeout":  # no writes
+                yield action, after._replace(extra=s.extra + len(after.net.msgs) - len(s.net.msgs))
+
+    def deliver(self, s: ClusterState, msg: Message) -> tuple[Action, ClusterState]:
+        action, after = super().deliver(s, msg)  # `s` is without msg: + 1 for a reply sent
+        return action, after._replace(extra=s.extra + len(after.net.msgs) - len(s.net.msgs))
+
+    def successors(self, s: ClusterState) -> Iterator[tuple[Action, ClusterState]]:
+        return ClusterModel.successors(self, s)  # nothing dropped
+
+
+def _reference_ends(nodes: int, symmetry: bool = False) -> set[tuple[tuple[int, ...], int]]:
+    """(vote of each node, messages sent) of every end state of the reference."""
+    ends: set[tuple[tuple[int, ...], int]] = set()
+
+    def record(s: ClusterState) -> bool:
+        if not s.net.msgs and s.leaders():
+            ends.add((tuple(n.voted for n in s.nodes), s.extra))
+        return True
+
+    check(_FullFirstTerm(nodes), [always("r", record)], reductions=Reductions(symmetry=symmetry))
+    return ends
+
+
+def _compact_ends(nodes: int) -> set[tuple[tuple[int, ...], int]]:
+    ends: set[tuple[tuple[int, ...], int]] = set()
+
+    def record(s: FirstTerm) -> bool:
+        if first_term_over(s):
+            ends.add((s.votes, first_term_messages(s)))
+        return True
+
+    check(FirstTermElection(nodes), [always("r", record)])
+    return ends
+
+
+def test_first_term_election_ends_exactly_as_raft_itself() -> None:
+    """Same end states (who voted for whom) with the same counts, for three nodes."""
+    assert _compact_ends(3) == _reference_ends(3)
+
+
+@pytest.mark.slow
+def test_first_term_election_reaches_raft_s_totals_for_four_nodes() -> None:
+    """Four nodes: 701,056 reference states; under symmetry 30,026 (the count is id-free)."""
+    totals = {total for _, total in _reference_ends(4, symmetry=True)}
+    assert totals == {total for _, total in _compact_ends(4)} == {6, 12}
+
+
+# k candidates each send N - 1 RequestVotes, and every one is answered: 2k(N - 1) messages.
+# A candidate votes for itself and refuses the others, so the winner's majority N // 2 + 1
+# is itself and N // 2 of the N - k nodes that did not stand: k <= N - N // 2 = ceil(N / 2).
+# Each end state (who stood, who voted for whom) is counted once in the mean:
+#   N = 3 (majority 2): one candidate, 3 ways, 4 messages; two, 3 pairs x the third's vote
+#     for either = 6 ways, 8 messages (three candidates: a split vote, no leader, no
+#     election). Mean (3 x 4 + 6 x 8) / 9 = 6.67.
+#   N = 4 (majority 3): one candidate, 4 ways, 6; two, both others vote for the winner:
+#     6 pairs x 2 winners = 12 ways, 12. Mean (24 + 144) / 16 = 10.5.
+#   N = 5 (majority 3): one, 5 ways, 8; two, 10 pairs x 2^3 votes of the other three (one
+#     candidate always has two) = 80 ways, 16; three, 10 triples x 3 (both others vote
+#     alike) = 30 ways, 24. Mean (40 + 1280 + 720) / 115 = 17.74.
+@pytest.mark.parametrize(
+    ("nodes", "worst", "best", "mean", "ends"),
+    [(3, 8, 4, 60 / 9, 9), (4, 12, 6, 10.5, 16), (5, 24, 8, 2040 / 115, 115)],
+)
+def test_message_cost_table(nodes: int, worst: int, best: int, mean: float, ends: int) -> None:
+    m = ELECTION_MESSAGES
+    found = measure(m.build(nodes), m.value, m.where)
+    assert found is not None
+    assert (found.worst, found.best, found.count) == (worst, best, ends)
+    assert found.mean == pytest.approx(mean)
+
+
+@pytest.mark.parametrize("nodes", [3, 4, 5, 6, 7])
+def test_best_election_is_linear_and_worst_grows_with_the_candidates(nodes: int) -> None:
+    """Best 2(N - 1): one candidate. Worst 2(N - 1) ceil(N / 2): as many candidates as still
+    leave the winner a majority; quadratic too, about half Bully's 2(N - 1)^2 - 1."""
+    m = ELECTION_MESSAGES
+    found = measure(m.build(nodes), m.value, m.where)
+    assert found is not None
+    assert found.best == 2 * (nodes - 1)
+    assert found.worst == 2 * (nodes - 1) * -(-nodes // 2)
+
+
+def test_raft_declares_the_measure_for_three_to_seven_nodes() -> None:
+    assert ELECTION_MESSAGES.sizes == (3, 4, 5, 6, 7)
+    assert ENTRIES["raft"].measures == (ELECTION_MESSAGES,)
