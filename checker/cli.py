@@ -633,7 +633,7 @@ def message_cost_command(ctx: click.Context, plot: Path | None) -> None:
     """Messages per election for bully and raft, N = 3..7: Bully's quadratic cost."""
     try:
         if plot is not None:
-            check_writable(plot.parent if str(plot.parent) else Path("."))
+            check_writable(plot.parent)  # a bare file name has parent "."
         tables = {name: _measure(PROTOCOLS[name])[0] for name in COST_PROTOCOLS}
         for name, table in tables.items():
             click.echo(f"{name}: " + "\n".join(table.lines()) + "\n")

@@ -41,8 +41,13 @@ from checker.successors import rebuild_trace
 from checker.trace import Trace
 
 
-class StateGraph:
-    """The reachable graph: state ids in breadth-first order, edges with their classes."""
+class FairnessGraph:
+    """The reachable graph: state ids in breadth-first order, edges with their classes.
+
+    Unlike checker/graph.py (a small graph with labels, for drawing) it keeps what a
+    liveness judgement needs: each edge's fairness class and move, and parent links for
+    traces; a state bound makes the verdict INCOMPLETE instead of refusing.
+    """
 
     def __init__(self, model: Model[Any], max_states: int | None = None) -> None:
         self.model = model
@@ -106,7 +111,7 @@ class StateGraph:
         return {c for _, c, _ in self.edges[node] if c is not None}
 
 
-def check_leads_to(graph: StateGraph, prop: Property) -> PropertyResult:
+def check_leads_to(graph: FairnessGraph, prop: Property) -> PropertyResult:
     """The verdict on one LEADS_TO property over an explored graph."""
     assert prop.kind is Kind.LEADS_TO
     states = graph.states
@@ -132,7 +137,7 @@ def check_leads_to(graph: StateGraph, prop: Property) -> PropertyResult:
 
 
 def _fair_targets(
-    graph: StateGraph, inside: list[bool]
+    graph: FairnessGraph, inside: list[bool]
 ) -> tuple[set[int], dict[int, frozenset[int]]]:
     """Non-goal states a fair behaviour can stay in forever, and their fair components."""
     targets = {
@@ -157,14 +162,14 @@ def _fair_targets(
     return targets, component_of
 
 
-def _fair(graph: StateGraph, nodes: frozenset[int]) -> bool:
+def _fair(graph: FairnessGraph, nodes: frozenset[int]) -> bool:
     """Whether a cycle through all of `nodes` can be weakly fair."""
     always_on = set.intersection(*(graph.enabled(i) for i in nodes))
     taken = {c for i in nodes for t, c, _ in graph.edges[i] if t in nodes}
     return always_on <= taken
 
 
-def _can_reach(graph: StateGraph, inside: list[bool], targets: set[int]) -> list[bool]:
+def _can_reach(graph: FairnessGraph, inside: list[bool], targets: set[int]) -> list[bool]:
     """Per state: whether it reaches a target through non-goal states only."""
     back: list[list[int]] = [[] for _ in graph.states]
     for i, out in enumerate(graph.edges):
@@ -188,7 +193,7 @@ Edge = tuple[int, int]  # (target, move) from the previous node of a path
 
 
 def _path(
-    graph: StateGraph, start: int, done: Callable[[int], bool], allowed: Callable[[int], bool]
+    graph: FairnessGraph, start: int, done: Callable[[int], bool], allowed: Callable[[int], bool]
 ) -> list[Edge]:
     """The shortest path (first edges first) from `start` to a `done` node through `allowed`."""
     if done(start):
@@ -213,7 +218,7 @@ def _path(
     raise AssertionError("no path where one was proven to exist")
 
 
-def _fair_cycle(graph: StateGraph, entry: int, nodes: frozenset[int]) -> list[Edge]:
+def _fair_cycle(graph: FairnessGraph, entry: int, nodes: frozenset[int]) -> list[Edge]:
     """A cycle from `entry` through `nodes` that treats every fairness class fairly.
 
     For each class enabled somewhere in the component, in name order, unless the cycle
@@ -255,7 +260,7 @@ def _fair_cycle(graph: StateGraph, entry: int, nodes: frozenset[int]) -> list[Ed
 
 
 def _lasso(
-    graph: StateGraph, prop: Property, start: int, into: list[Edge], cycle: list[Edge]
+    graph: FairnessGraph, prop: Property, start: int, into: list[Edge], cycle: list[Edge]
 ) -> tuple[Trace, str]:
     moves = graph.moves_to(start) + [m for _, m in into] + [m for _, m in cycle]
     trace = rebuild_trace(graph.model, graph.initial, moves)
@@ -274,7 +279,7 @@ def check_liveness(
 ) -> tuple[list[PropertyResult], Stats]:
     """Explore the whole graph once and judge every LEADS_TO property on it."""
     start = time.perf_counter()
-    graph = StateGraph(model, max_states)
+    graph = FairnessGraph(model, max_states)
     results = [check_leads_to(graph, p) for p in properties]
     transitions = sum(len(out) for out in graph.edges)
     stats = Stats(
