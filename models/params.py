@@ -50,6 +50,9 @@ def choice(name: str, default: str, choices: tuple[str, ...], help: str) -> Para
     return Param(name, choices.index(default), 0, len(choices) - 1, help, choices)
 
 
+Size = int | tuple[int, ...]  # one parameter, or several (shown as 4/1)
+
+
 @dataclass(frozen=True)
 class Measure:
     """A quantity `verify --stats` reports for a protocol, over every reachable state of a model.
@@ -62,8 +65,8 @@ class Measure:
 
     title: str
     size_name: str
-    sizes: tuple[int, ...]
-    build: Callable[[int], Model]
+    sizes: tuple[Size, ...]
+    build: Callable[[Any], Model]
     value: Callable[[Any], int]
     where: Callable[[Any], bool]
 

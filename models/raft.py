@@ -37,7 +37,21 @@ The broken variants, each a real bug:
 
 There are no heartbeats: a leader steps down only when a message brings a newer
 term, so one elected before a partition leads on in a minority, and a candidate
-whose requests are lost simply times out again. Faults: crash and restart,
+whose requests are lost simply times out again.
+
+Liveness needs a timing assumption. Under weak fairness alone, candidates may split the
+votes forever (two time out together, again and again); Raft escapes by randomized
+election timeouts, and its paper's timing requirement, broadcast time much shorter than
+the election timeout. `raft` and `even-quorum` model that as a moment when timing
+stabilizes (global stabilization time, as in partial synchrony): a `stabilize` step of
+the clock, weakly fair, so every fair behaviour takes it, after which no fault happens
+(recoveries still may) and an election timeout fires only when no message is in flight:
+one election at a time. Before it, anything goes, so every behaviour without the step
+is still explored and the safety verdicts see all of them. Because terms are bounded,
+one term is kept for after it (`terms` + 1): otherwise the votes could be split until
+every term is used up, a behaviour that exists only because of the bound.
+
+Faults: crash and restart,
 node-to-node partitions, message loss (all from `ClusterModel`; the clock's tick
 changes nothing here). Terms are bounded by `terms`: a node whose term has reached
 it no longer times out. A message that can no longer change anything (a late vote,
@@ -47,8 +61,8 @@ than delivered later to no effect: the same behaviours, far fewer states.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, NamedTuple
 
 from checker.model import Action, Model
 from models.cluster import (
@@ -61,11 +75,13 @@ from models.cluster import (
     Network,
 )
 from models.cluster.base import Successor
-from models.cluster.nodes import node_name, node_set, with_life
+from models.cluster.faults import Faults
+from models.cluster.nodes import CLOCK, node_name, node_set, with_life
 from models.params import NODES, Measure, Param, ProtocolEntry, fault_params
 
 FOLLOWER, CANDIDATE, LEADER = "follower", "candidate", "leader"
 REQUEST_VOTE, GRANTED, REFUSED = "RequestVote", "VoteGranted", "VoteRefused"
+STABILIZE = "stabilize"
 
 
 class RaftNode(NamedTuple):
@@ -109,6 +125,19 @@ class RaftNode(NamedTuple):
         return self._replace(role=FOLLOWER, term=term, voted=0, votes=frozenset())
 
 
+class Timing(NamedTuple):
+    """Whether timing has stabilized (see the module docstring); kept in `extra`."""
+
+    stable: bool = False
+
+    def describe(self) -> dict[str, object]:
+        return {"stable": self.stable}
+
+
+def _stable(s: ClusterState) -> bool:
+    return isinstance(s.extra, Timing) and s.extra.stable
+
+
 class RaftModel(InterchangeableNodes, ClusterModel):
     """Majority election with terms; the variants change how the quorum or the vote is kept.
 
@@ -135,11 +164,20 @@ class RaftModel(InterchangeableNodes, ClusterModel):
         *,
         visible_quorum: bool = False,
         durable_vote: bool = True,
+        stabilizes: bool = False,
     ) -> None:
         super().__init__(nodes, faults)
         self.terms = terms
         self.visible_quorum = visible_quorum
         self.durable_vote = durable_vote
+        self.stabilizes = stabilizes
+
+    def initial_extra(self) -> dict[str, Any]:
+        return {"extra": Timing()} if self.stabilizes else {}
+
+    def last_term(self, s: ClusterState) -> int:
+        """The highest term a node may start: one more once timing has stabilized."""
+        return self.terms + 1 if _stable(s) else self.terms
 
     def initial_node(self, i: int) -> RaftNode:
         return RaftNode()
@@ -168,7 +206,7 @@ class RaftModel(InterchangeableNodes, ClusterModel):
     def node_steps(self, s: ClusterState, i: int) -> Iterator[Successor]:
         node: RaftNode = s.node(i)
         name = node_name(i)
-        if node.role != LEADER and node.term < self.terms:
+        if node.role != LEADER and node.term < self.last_term(s) and self._may_time_out(s, i):
             term = node.term + 1
             peers = self._reachable(s, i)
             net = s.net.send(*(Message(REQUEST_VOTE, i, j, term) for j in peers))
@@ -207,12 +245,19 @@ class RaftModel(InterchangeableNodes, ClusterModel):
         return action, s.with_node(i, node)
 
     def successors(self, s: ClusterState) -> Iterator[Successor]:
-        """The shared steps, with every message its receiver can no longer use dropped."""
+        """The shared steps, with every message its receiver can no longer use dropped;
+        then, where timing may still stabilize, the step that stabilizes it."""
         for action, after in super().successors(s):
             live = tuple(m for m in after.net.msgs if self._useful(after, m))
             if len(live) < len(after.net.msgs):
                 after = after._replace(net=after.net._replace(msgs=live))
             yield action, after
+        if self.stabilizes and not _stable(s):
+            note = "no more faults; one election at a time"
+            yield (
+                Action(STABILIZE, CLOCK, None, note),
+                s._replace(faults=Faults(), extra=Timing(stable=True)),
+            )
 
     def _useful(self, s: ClusterState, msg: Message) -> bool:
         """Whether delivering `msg` could still change anything, now or later.
@@ -221,7 +266,10 @@ class RaftModel(InterchangeableNodes, ClusterModel):
         messages to the node), so a message useless now stays useless: a vote for a
         candidacy that is over, a refusal that brings no newer term, and a request that
         cannot be granted when its sender has reached the last term, so that no refusal
-        can tell it of a newer one.
+        can tell it of a newer one. (Stabilizing raises the last term by one: a request
+        dropped before it could afterwards have brought its sender a refusal with the kept
+        term. Dropping it only loses a step-down, which no claim can be broken by, and the
+        sender learns the term from the RequestVote that raised the refuser to it.)
         """
         node: RaftNode = s.node(msg.dst)
         if msg.kind == GRANTED:
@@ -230,7 +278,24 @@ class RaftModel(InterchangeableNodes, ClusterModel):
             return msg.epoch > node.term
         if msg.epoch > node.term or (msg.epoch == node.term and node.voted in (0, msg.src)):
             return True
-        return s.node(msg.src).term < self.terms
+        return s.node(msg.src).term < self.last_term(s)
+
+    def fairness(self, action: Action) -> str | None:
+        """As in every cluster, and timing stabilizes in a class of its own (not the tick's)."""
+        return STABILIZE if action.name == STABILIZE else super().fairness(action)
+
+    def _may_time_out(self, s: ClusterState, i: int) -> bool:
+        """Once timing has stabilized, an election timeout waits for the network to drain,
+        and a node that cannot reach a majority does not stand (as with Raft's PreVote)."""
+        if not _stable(s):
+            return True
+        return not s.net.msgs and 2 * len(self._reachable(s, i, include_self=True)) > self.n
+
+    def describe(self, s: ClusterState) -> Mapping[str, Mapping[str, object]]:
+        view = dict(super().describe(s))
+        if isinstance(s.extra, Timing):
+            view["timing"] = s.extra.describe()
+        return view
 
     def crash_node(self, node: RaftNode) -> RaftNode:
         return RaftNode(up=False, term=node.term, voted=node.voted if self.durable_vote else 0)
@@ -388,7 +453,7 @@ def _builder(**variant: bool) -> Callable[..., RaftModel]:
 
 
 def _build_split(nodes: int, terms: int, **faults: int) -> RaftModel:
-    return SplitRaftModel(nodes, terms, FaultBounds(**faults))
+    return SplitRaftModel(nodes, terms, FaultBounds(**faults), stabilizes=True)
 
 
 PROTOCOLS = (
@@ -396,7 +461,7 @@ PROTOCOLS = (
         "raft",
         "Raft-style election: terms, one durable vote per term, a strict majority to win",
         _params(crashes=1, partitions=1),
-        _builder(),
+        _builder(stabilizes=True),
         measures=(ELECTION_MESSAGES,),
     ),
     ProtocolEntry(

@@ -17,6 +17,12 @@ cannot hold only because nothing ever happens.
 - leader-elected, write-accepted, failover (a leader of epoch 2 or later exists),
   election-started (some node stands as candidate), leader-during-partition (a leader
   exists while the nodes are split).
+
+Timing (lease-renewal, read from the ghost `state.extra.deposed`):
+- healthy-leader-kept (`always`): the lease never passes from a holder that is up and has
+  not crashed since it was granted; delays and short pauses are normal operation.
+- false-failover (`sometimes`, a finding): the opposite, reachable in a configuration
+  whose TTL is too short for its renew interval and delays.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from checker.properties import Property, always, eventually, sometimes
+from checker.properties import Property, always, eventually, leads_to, sometimes
 from models.cluster.nodes import node_name
 
 
@@ -129,11 +135,51 @@ leader_during_partition = sometimes(
     lambda s: f"{_names(_live_leaders(s))} leads while the network is split",
 )
 
+
+def _deposed(state: Any) -> bool:
+    return bool(getattr(state.extra, "deposed", False))
+
+
+healthy_leader_kept = always(
+    "healthy-leader-kept",
+    lambda s: not _deposed(s),
+    "the lease never passes from a holder that is up and never crashed since it was granted "
+    "(slow renewals and short pauses are normal operation)",
+    lambda s: "the lease passed to another node while its holder was up and healthy",
+)
+
+false_failover = sometimes(
+    "false-failover",
+    _deposed,
+    "a finding: a healthy, connected leader loses the lease to another node",
+    lambda s: "the lease passed to another node while its holder was up and healthy",
+)
+
 leader_eventually = eventually(
     "leader-eventually",
     lambda s: bool(_live_leaders(s)),
     "on every fair behaviour some node eventually leads (nodes' steps and deliveries are "
     "weakly fair, time passes, faults are never forced)",
+)
+
+
+def _stable(state: Any) -> bool:
+    return bool(getattr(state.extra, "stable", False))
+
+
+def _majority_connected(state: Any) -> bool:
+    """A strict majority of the nodes is up and can all reach one another."""
+    up = [i for i, n in enumerate(state.nodes, start=1) if n.up]
+    sides = [[i for i in up if state.net.connected(i, j)] for j in up]
+    return any(2 * len(side) > len(state.nodes) for side in sides)
+
+
+leader_recovers = leads_to(
+    "leader-recovers",
+    lambda s: _stable(s) and not _live_leaders(s) and _majority_connected(s),
+    lambda s: bool(_live_leaders(s)),
+    "whenever no node leads, a majority is up and connected and timing has stabilized, "
+    "some node eventually leads (on every fair behaviour)",
 )
 
 PROPERTIES: dict[str, Property] = {
@@ -148,5 +194,8 @@ PROPERTIES: dict[str, Property] = {
         election_started,
         leader_during_partition,
         leader_eventually,
+        leader_recovers,
+        healthy_leader_kept,
+        false_failover,
     )
 }

@@ -42,7 +42,9 @@ def cost_plot_svg(tables: Mapping[str, MeasureTable], title: str = "") -> str:
         for k, (protocol, table) in enumerate(tables.items()):
             size_name = size_name or table.size_name
             rows = [(size, m) for size, m in table.rows if m is not None]
-            xs = [size for size, _ in rows]
+            xs = [size for size, _ in rows if isinstance(size, int)]
+            if len(xs) < len(rows):
+                raise ValueError(f"{table.title}: a chart needs one number per size")
             sizes.update(xs)
             top = max([top, *(m.worst for _, m in rows)])
             colour = _COLOURS[k % len(_COLOURS)]

@@ -117,7 +117,7 @@ class MeasureTable:
 
     title: str
     size_name: str
-    rows: tuple[tuple[int, Measurement | None], ...]
+    rows: tuple[tuple[int | tuple[int, ...], Measurement | None], ...]
 
     def lines(self) -> list[str]:
         head = ("worst", "best", "mean", "ends", "states", "seconds")
@@ -125,11 +125,12 @@ class MeasureTable:
         cells = "  ".join(h.rjust(w) for h, w in zip(head, widths, strict=True))
         lines = [f"{self.title}:", f"  {self.size_name:>6}  {cells}"]
         for size, m in self.rows:
+            label = "/".join(map(str, size)) if isinstance(size, tuple) else str(size)
             if m is None:
-                lines.append(f"  {size:>6}  {'-':>6}")
+                lines.append(f"  {label:>6}  {'-':>6}")
                 continue
             lines.append(
-                f"  {size:>6}  {m.worst:>6}  {m.best:>6}  {m.mean:>7.2f}  {m.count:>6,}  "
+                f"  {label:>6}  {m.worst:>6}  {m.best:>6}  {m.mean:>7.2f}  {m.count:>6,}  "
                 f"{m.stats.distinct_states:>10,}  {m.stats.seconds:>7.2f}"
             )
         return lines

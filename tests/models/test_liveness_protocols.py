@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from checker.result import Verdict
 from checker.search import check
 from models.catalogue import lookup
-from specs.claims import leader_eventually
+from models.cluster import ClusterState
+from models.raft import RaftModel
+from specs.claims import leader_eventually, leader_recovers
 
 
 def test_even_quorum_never_elects_and_the_lasso_shows_it() -> None:
@@ -21,3 +25,61 @@ def test_even_quorum_never_elects_and_the_lasso_shows_it() -> None:
     assert lasso.last.state == lasso.steps[lasso.loop_from].state
     for before, step in zip(lasso.steps, lasso.steps[1:], strict=False):
         assert (step.action, step.state) in list(model.successors(before.state))
+    # timing stabilizes (the clock's fair step), and then no node stands: none reaches a
+    # majority of the four, so none can win, and time passes forever
+    assert [a.name for a in lasso.actions] == ["stabilize", "tick"]
+    assert lasso.loop_from == 1
+    stable = lasso.last.state
+    assert not any(a.name == "timeout" for a, _ in model.successors(stable))
+
+
+def test_five_nodes_split_two_three_always_elect_eventually() -> None:
+    entry = lookup("even-quorum")
+    model = entry.build(entry.resolve({"nodes": "5"}))
+    result = check(model, [leader_eventually]).result("leader-eventually")
+    assert result.verdict is Verdict.HOLDS
+
+
+@pytest.fixture(scope="module")
+def raft() -> RaftModel:
+    model = lookup("raft").build(lookup("raft").resolve({}))
+    assert isinstance(model, RaftModel)
+    return model
+
+
+def test_raft_recovers_a_leader_once_timing_is_stable(raft: RaftModel) -> None:
+    result = check(raft, [leader_recovers]).result("leader-recovers")
+    assert result.verdict is Verdict.HOLDS
+
+
+class _EveryTimeoutAtOnce(RaftModel):
+    """Raft without the timing assumption: timeouts fire whenever, even after stabilizing."""
+
+    def _may_time_out(self, s: ClusterState, i: int) -> bool:
+        return True
+
+
+def test_without_the_timing_assumption_split_votes_go_on_until_the_terms_run_out(
+    raft: RaftModel,
+) -> None:
+    broken = _EveryTimeoutAtOnce(raft.n, raft.terms, raft.bounds, stabilizes=True)
+    result = check(broken, [leader_recovers]).result("leader-recovers")
+    assert result.verdict is Verdict.VIOLATED
+    lasso = result.trace
+    assert lasso is not None and lasso.loop_from is not None
+    after = lasso.actions[[a.name for a in lasso.actions].index("stabilize") :]
+    timeouts = [a for a in after if a.name == "timeout"]
+    assert len({a.actor for a in timeouts}) >= 2  # two candidates split the votes
+    assert all(not n.is_leader for n in lasso.last.state.nodes)
+
+
+def test_a_cut_off_node_does_not_burn_the_kept_term(raft: RaftModel) -> None:
+    """After stabilizing, a node that cannot reach a majority does not stand (PreVote)."""
+    start = raft.initial_states()[0]
+    split = next(s for a, s in raft.successors(start) if a.name == "partition")
+    stable = next(s for a, s in raft.successors(split) if a.name == "stabilize")
+    lone = next(iter(stable.net.island))
+    assert not any(
+        a.name == "timeout" and a.actor == f"n{lone}" for a, _ in raft.successors(stable)
+    )
+    assert any(a.name == "timeout" for a, _ in raft.successors(stable))
