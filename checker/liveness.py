@@ -1,4 +1,4 @@
-"""Liveness: `trigger ~> goal` under weak fairness, with lassos as counterexamples.
+"""Liveness: `trigger ~> goal` and `<>[] P` under weak fairness, with lassos as counterexamples.
 
 A leads-to property fails when some fair behaviour reaches a trigger state and never
 afterwards a goal state. Such a behaviour ends in a strongly connected set of non-goal
@@ -19,6 +19,13 @@ the shortest non-goal path from it into the component, then a cycle through the
 component that takes, for every class enabled somewhere in it, an edge of that class or
 a state where it is disabled. A cycle that is unfair is never reported, even if it is
 the only cycle that avoids the goal.
+
+An `eventually_always` (persistence, <>[] P) property fails when some fair behaviour
+keeps returning to a state where P is false: a fair component of the whole graph that
+contains such a state, or a stuttering state where P is false. Its lasso is the shortest
+trace to the first such state, then a fair cycle through its component back to it.
+(Weak fairness is judged on maximal components: a class enabled in every state of one
+and taken in none stays so in every cycle inside it.)
 
 Symmetry and partial-order reduction are not applied here: the graph is explored whole.
 """
@@ -136,6 +143,32 @@ def check_leads_to(graph: FairnessGraph, prop: Property) -> PropertyResult:
     return PropertyResult(prop, Verdict.VIOLATED, *_lasso(graph, prop, start, into, cycle))
 
 
+def check_persists(graph: FairnessGraph, prop: Property) -> PropertyResult:
+    """The verdict on one PERSISTS (eventually always) property over an explored graph."""
+    assert prop.kind is Kind.PERSISTS
+    everywhere = [True] * len(graph.states)
+    targets, component_of = _fair_targets(graph, everywhere)
+    bad = [i for i in sorted(targets) if not prop.predicate(graph.states[i])]
+    if not bad:
+        if graph.end is not EndReason.EXHAUSTED:
+            return PropertyResult(prop, Verdict.INCOMPLETE, None, graph.end.value)
+        return PropertyResult(prop, Verdict.HOLDS, None, "holds for good on every fair behaviour")
+    best: tuple[int, int, list[Edge]] | None = None  # (lasso length, state, cycle)
+    for i in bad[:LASSO_CANDIDATES]:
+        component = component_of.get(i)
+        cycle = [] if component is None else _fair_cycle(graph, i, component)
+        if best is None or graph.depth[i] + len(cycle) < best[0]:
+            best = (graph.depth[i] + len(cycle), i, cycle)
+    assert best is not None
+    _, start, cycle = best
+    return PropertyResult(prop, Verdict.VIOLATED, *_lasso(graph, prop, start, [], cycle))
+
+
+# How many of the first failing states (breadth-first) a persistence lasso may start from;
+# the shortest lasso among them is reported.
+LASSO_CANDIDATES = 64
+
+
 def _fair_targets(
     graph: FairnessGraph, inside: list[bool]
 ) -> tuple[set[int], dict[int, frozenset[int]]]:
@@ -219,44 +252,53 @@ def _path(
 
 
 def _fair_cycle(graph: FairnessGraph, entry: int, nodes: frozenset[int]) -> list[Edge]:
-    """A cycle from `entry` through `nodes` that treats every fairness class fairly.
+    """A short cycle from `entry` through `nodes` that treats every fairness class fairly.
 
-    For each class enabled somewhere in the component, in name order, unless the cycle
-    so far already took one of its edges or passed a state where it is disabled, walk to
-    the nearest such state or take such an edge; then walk back to `entry`.
+    Start from a shortest cycle through `entry`; while some class is enabled in every
+    state of the cycle and taken by none of its edges, add a detour from `entry` to the
+    nearest state where it is disabled or to one of its edges (taken), and back. Each
+    detour settles one class for good (enabled everywhere only shrinks as states are
+    added, taken only grows), and the component is fair, so such a detour always exists.
     """
-    cycle: list[Edge] = []
-    at = entry
-    visited = {entry}
-    taken: set[str | None] = set()
-
-    def walk(leg: list[Edge]) -> None:
-        nonlocal at
-        for target, move in leg:
-            taken.add(next(c for _, c, m in graph.edges[at] if m == move))
-            at = target
-            visited.add(target)
-        cycle.extend(leg)
 
     def inside(i: int) -> bool:
         return i in nodes
 
-    for c in sorted(set().union(*(graph.enabled(i) for i in nodes))):
-        if c in taken or any(c not in graph.enabled(i) for i in visited):
-            continue
+    def home(i: int) -> bool:
+        return i == entry
+
+    cycle: list[Edge] = []
+    for target, _, move in graph.edges[entry]:
+        if target in nodes:
+            candidate = [(target, move), *_path(graph, target, home, inside)]
+            if not cycle or len(candidate) < len(cycle):
+                cycle = candidate
+    while True:
+        on_cycle = [entry, *(t for t, _ in cycle)]
+        everywhere = set.intersection(*(graph.enabled(i) for i in on_cycle))
+        froms = [entry, *(t for t, _ in cycle[:-1])]
+        taken = {_class_of(graph, a, m) for a, (_, m) in zip(froms, cycle, strict=True)}
+        missing = sorted(everywhere - taken)
+        if not missing:
+            return cycle
+        c = missing[0]
 
         def ready(i: int, c: str = c) -> bool:
             return c not in graph.enabled(i) or any(
                 cc == c and t in nodes for t, cc, _ in graph.edges[i]
             )
 
-        walk(_path(graph, at, ready, inside))
+        detour = _path(graph, entry, ready, inside)
+        at = detour[-1][0] if detour else entry
         if c in graph.enabled(at):
-            walk([next((t, m) for t, cc, m in graph.edges[at] if cc == c and t in nodes)])
-    if not cycle:  # at least one step before coming back
-        walk([next((t, m) for t, _, m in graph.edges[at] if t in nodes)])
-    walk(_path(graph, at, lambda i: i == entry, inside))
-    return cycle
+            step = next((t, m) for t, cc, m in graph.edges[at] if cc == c and t in nodes)
+            detour.append(step)
+            at = step[0]
+        cycle = [*detour, *_path(graph, at, home, inside), *cycle]
+
+
+def _class_of(graph: FairnessGraph, node: int, move: int) -> str | None:
+    return next(c for _, c, m in graph.edges[node] if m == move)
 
 
 def _lasso(
@@ -266,8 +308,12 @@ def _lasso(
     trace = rebuild_trace(graph.model, graph.initial, moves)
     loop_from = len(trace) - len(cycle)
     lasso = Trace(trace.steps, loop_from)
-    if cycle:
-        steps = "1 step" if len(cycle) == 1 else f"{len(cycle)} steps"
+    steps = "1 step" if len(cycle) == 1 else f"{len(cycle)} steps"
+    if prop.kind is Kind.PERSISTS and cycle:
+        why = f"a fair cycle of {steps} (from step {loop_from}) back to where it fails"
+    elif prop.kind is Kind.PERSISTS:
+        why = f"stuck at step {loop_from}, where it fails and no fair action is enabled"
+    elif cycle:
         why = f"a fair cycle of {steps} (from step {loop_from}) on which it never comes true"
     else:
         why = f"stuck at step {loop_from}, where no fair action is enabled"
@@ -277,10 +323,13 @@ def _lasso(
 def check_liveness(
     model: Model[Any], properties: Sequence[Property], max_states: int | None = None
 ) -> tuple[list[PropertyResult], Stats]:
-    """Explore the whole graph once and judge every LEADS_TO property on it."""
+    """Explore the whole graph once and judge every liveness property on it."""
     start = time.perf_counter()
     graph = FairnessGraph(model, max_states)
-    results = [check_leads_to(graph, p) for p in properties]
+    results = [
+        check_persists(graph, p) if p.kind is Kind.PERSISTS else check_leads_to(graph, p)
+        for p in properties
+    ]
     transitions = sum(len(out) for out in graph.edges)
     stats = Stats(
         distinct_states=len(graph.states),

@@ -79,7 +79,7 @@ from checker.errors import LeadercheckError, ModelError
 from checker.model import Model
 from checker.properties import Property
 from checker.result import CheckResult, EndReason, Progress, Stats
-from checker.search import NO_PARENT, resident_memory
+from checker.search import NO_PARENT, resident_memory, with_liveness
 from checker.successors import (
     FP_MASK,
     KNOWN,
@@ -133,19 +133,23 @@ def check_parallel(
         raise LeadercheckError(f"workers must be at least 1, got {workers}")
     if reductions.por and workers > 1:
         raise LeadercheckError(POR_NEEDS_ONE_WORKER)
-    own = transport is None
-    used = ProcessTransport(workers) if transport is None else transport
-    if used.workers != workers:
-        raise LeadercheckError(f"the transport runs {used.workers} workers, not {workers}")
-    coordinator = _Coordinator(
-        model, properties, used, max_states, max_depth, max_memory, reductions, progress
-    )
-    try:
-        return coordinator.run()
-    finally:
-        used.stop()
-        if own:
-            used.close()
+    if transport is not None and transport.workers != workers:
+        raise LeadercheckError(f"the transport runs {transport.workers} workers, not {workers}")
+
+    def safety_search(safety: Sequence[Property]) -> CheckResult:
+        own = transport is None
+        used = ProcessTransport(workers) if transport is None else transport
+        coordinator = _Coordinator(
+            model, safety, used, max_states, max_depth, max_memory, reductions, progress
+        )
+        try:
+            return coordinator.run()
+        finally:
+            used.stop()
+            if own:
+                used.close()
+
+    return with_liveness(model, properties, max_states, safety_search)
 
 
 # -- what crosses between the coordinator and the workers ------------------------

@@ -1,4 +1,5 @@
-"""Properties the engine checks: invariants (`always`) and reachability (`sometimes`)."""
+"""Properties the engine checks: invariants (`always`), reachability (`sometimes`) and
+liveness under fairness (`leads_to`, `eventually`, `eventually_always`)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,16 @@ from typing import Any
 class Kind(enum.Enum):
     """ALWAYS must hold in every reachable state; SOMETIMES must hold in at least one;
     LEADS_TO: on every fair behaviour, a state where `trigger` holds is followed by one
-    where `predicate` holds (checker/liveness.py)."""
+    where `predicate` holds; PERSISTS: on every fair behaviour, `predicate` eventually
+    holds for good (checker/liveness.py judges both)."""
 
     ALWAYS = "always"
     SOMETIMES = "sometimes"
     LEADS_TO = "leads-to"
+    PERSISTS = "eventually-always"
+
+
+LIVENESS = frozenset({Kind.LEADS_TO, Kind.PERSISTS})  # judged on fair behaviours, not states
 
 
 @dataclass(frozen=True)
@@ -78,3 +84,15 @@ def eventually(
 ) -> Property:
     """Every fair behaviour from an initial state reaches a state where `predicate` holds."""
     return Property(name, Kind.LEADS_TO, predicate, description, explain, None)
+
+
+def eventually_always(
+    name: str,
+    predicate: Callable[[Any], bool],
+    description: str = "",
+    explain: Callable[[Any], str] | None = None,
+) -> Property:
+    """<>[] predicate under the model's fairness: every fair behaviour ends where it holds
+    for good. Violated by a lasso whose fair cycle passes a state where it is false (a
+    livelock: the behaviour keeps coming back to it), or that stops in one."""
+    return Property(name, Kind.PERSISTS, predicate, description, explain, None)

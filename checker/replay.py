@@ -249,4 +249,9 @@ def replay(
             loop = visited[saved.loop_from :]
             closes = len(visited) == len(saved.steps) and loop[-1] == loop[0]
             broken = closes and not any(prop.predicate(s) for s in loop)
+        elif prop.kind is Kind.PERSISTS and saved.loop_from is not None:
+            # and a livelock if its loop closes and keeps coming back to where it fails
+            loop = visited[saved.loop_from :]
+            closes = len(visited) == len(saved.steps) and loop[-1] == loop[0]
+            broken = closes and not all(prop.predicate(s) for s in loop)
     return Replay(initial_diff, tuple(done), state, prop, broken, len(saved.steps) - 1)

@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 from checker.errors import ModelError
 from checker.model import Model
-from checker.properties import Kind, Property
+from checker.properties import LIVENESS, Kind, Property
 from checker.result import CheckResult, EndReason, Progress, PropertyResult, Stats, Verdict
 from checker.successors import (
     FP_MASK,
@@ -65,23 +65,38 @@ def check(
     node symmetry (no effect on a model that declares none). `progress`, if given, is
     called every PROGRESS_EVERY new states; it decides itself whether to show anything.
     """
-    live = [p for p in properties if p.kind is Kind.LEADS_TO]
-    safety = [p for p in properties if p.kind is not Kind.LEADS_TO]
-    if live:
-        from checker.liveness import check_liveness  # noqa: PLC0415 (only when asked for)
 
-        judged, live_stats = check_liveness(model, live, max_states)
+    def safety_search(safety: Sequence[Property]) -> CheckResult:
+        search = _Search(model, safety, max_states, max_depth, max_memory, progress)
+        search.canonical = reductions.canonical(model)
+        search.por = reductions.por
+        return search.run()
+
+    return with_liveness(model, properties, max_states, safety_search)
+
+
+def with_liveness(
+    model: Model[S],
+    properties: Sequence[Property],
+    max_states: int | None,
+    safety_search: Callable[[Sequence[Property]], CheckResult],
+) -> CheckResult:
+    """Judge the liveness properties on the whole fair graph (checker/liveness.py), the
+    others with `safety_search`; results in the order given. Every engine goes through
+    here, so none mistakes a liveness property for a reachability claim."""
+    live = [p for p in properties if p.kind in LIVENESS]
+    safety = [p for p in properties if p.kind not in LIVENESS]
+    if not live:
+        return safety_search(safety)
+    from checker.liveness import check_liveness  # noqa: PLC0415 (only when asked for)
+
+    judged, live_stats = check_liveness(model, live, max_states)
     if not safety:
         end = EndReason.EXHAUSTED
         if any(r.verdict is Verdict.INCOMPLETE for r in judged):
             end = EndReason.MAX_STATES
         return CheckResult(tuple(judged), live_stats, end)
-    search = _Search(model, safety, max_states, max_depth, max_memory, progress)
-    search.canonical = reductions.canonical(model)
-    search.por = reductions.por
-    result = search.run()
-    if not live:
-        return result
+    result = safety_search(safety)
     by_name = {r.prop.name: r for r in (*result.results, *judged)}
     return CheckResult(tuple(by_name[p.name] for p in properties), result.stats, result.end)
 

@@ -155,10 +155,14 @@ class BullyModel(ClusterModel):
 
     def declare(self, s: ClusterState, i: int) -> tuple[ClusterState, str]:
         """No OK came: node i takes over with a new ghost epoch and tells every lower id."""
-        ghost = s.ghost + 1
+        ghost = self.next_ghost(s)
         s, note = self.send(s, i, COORDINATOR, range(1, i))
         node = BullyNode(phase=LEADER, coord=i, ghost=ghost, paused=s.node(i).paused)
         return s.with_node(i, node)._replace(ghost=ghost), note
+
+    def next_ghost(self, s: ClusterState) -> int:
+        """The ghost epoch of a new declaration: one past the last."""
+        return s.ghost + 1
 
     # -- ClusterModel hooks --------------------------------------------------
 
@@ -226,6 +230,27 @@ class BullyModel(ClusterModel):
 
     def restart_node(self, node: BullyNode, i: int) -> BullyNode:
         return BullyNode()  # no coordinator known and its timer at zero: it elects at once
+
+
+class FlappingBully(BullyModel):
+    """Bully on a healthy cluster except for one link that fails and heals without end.
+
+    The coordinator's links (node N to the rest) flap: cut and restored any number of
+    times, with no budget (`ClusterModel.flapping`); no other fault. Every cut, the
+    others hear no COORDINATOR, hold an election and declare n(N-1); every heal, nN's
+    next heartbeat makes it step down. Repeated forever, that is a livelock: elections
+    never stop. No ghost epochs are drawn (each declaration would need a new one, and the
+    state space would be infinite), so this scenario judges no-stale-write nowhere.
+    """
+
+    uses_ghost = False
+
+    def __init__(self, nodes: int, timeout: int) -> None:
+        super().__init__(nodes, timeout, FaultBounds())
+        self.flapping = frozenset({nodes})
+
+    def next_ghost(self, s: ClusterState) -> int:
+        return s.ghost
 
 
 # -- the worst-case election -------------------------------------------------
@@ -487,16 +512,20 @@ def _build(nodes: int, timeout: int, **faults: int) -> BullyModel:
     return BullyModel(nodes, timeout, FaultBounds(**faults))
 
 
+TIMEOUT = Param("timeout", 2, 2, 4, "ticks without COORDINATOR before a node holds an election")
+
 PROTOCOLS = (
     ProtocolEntry(
         "bully",
         "highest live id takes over by ELECTION/OK/COORDINATOR; no quorum (split brain)",
-        (
-            NODES,
-            Param("timeout", 2, 2, 4, "ticks without COORDINATOR before a node holds an election"),
-            *fault_params(crashes=1, partitions=1, losses=0, pauses=0),
-        ),
+        (NODES, TIMEOUT, *fault_params(crashes=1, partitions=1, losses=0, pauses=0)),
         _build,
         measures=(WORST_ELECTION,),
+    ),
+    ProtocolEntry(
+        "bully-flapping",
+        "bully with the coordinator's link failing and healing without end (livelock)",
+        (NODES, TIMEOUT),
+        FlappingBully,
     ),
 )

@@ -23,6 +23,12 @@ Timing (lease-renewal, read from the ghost `state.extra.deposed`):
   not crashed since it was granted; delays and short pauses are normal operation.
 - false-failover (`sometimes`, a finding): the opposite, reachable in a configuration
   whose TTL is too short for its renew interval and delays.
+
+Liveness, on fair behaviours (checker/liveness.py):
+- leader-eventually, leader-recovers: some node eventually leads (from the start; after
+  it is lost while a majority is connected and timing has stabilized).
+- leadership-settles (eventually always): elections eventually stop for good; a fair
+  cycle that keeps coming back to a node standing is a livelock.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from checker.properties import Property, always, eventually, leads_to, sometimes
+from checker.properties import Property, always, eventually, eventually_always, leads_to, sometimes
 from models.cluster.nodes import node_name
 
 
@@ -182,6 +188,20 @@ leader_recovers = leads_to(
     "some node eventually leads (on every fair behaviour)",
 )
 
+
+def _standing(state: Any) -> list[int]:
+    """The running nodes that are holding an election (standing as candidates)."""
+    return [i for i, n in enumerate(state.nodes, start=1) if n.up and n.role == "candidate"]
+
+
+leadership_settles = eventually_always(
+    "leadership-settles",
+    lambda s: not _standing(s),
+    "on every fair behaviour elections eventually stop for good: no livelock in which "
+    "leadership keeps changing (faults may still happen, they are never forced)",
+    lambda s: f"{_names(_standing(s))} holding an election again",
+)
+
 PROPERTIES: dict[str, Property] = {
     p.name: p
     for p in (
@@ -197,5 +217,6 @@ PROPERTIES: dict[str, Property] = {
         leader_recovers,
         healthy_leader_kept,
         false_failover,
+        leadership_settles,
     )
 }

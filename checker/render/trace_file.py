@@ -13,6 +13,7 @@ from typing import Any
 
 from checker.errors import LeadercheckError
 from checker.model import Action
+from checker.properties import Kind
 from checker.render.trace_json import TRACE_SCHEMA
 from checker.replay import RecordedStep, SavedTrace
 
@@ -62,10 +63,10 @@ def parse_trace(text: str, source: str = "trace") -> SavedTrace:
         raise fail(f"'property' must be an object, got {_kind(prop)}")
     prop_name = _string(prop, "name", fail, "property.")
     prop_kind = _string(prop, "kind", fail, "property.")
-    if prop_kind not in ("always", "sometimes", "leads-to"):
-        raise fail(
-            f"'property.kind' must be 'always', 'sometimes' or 'leads-to', got {prop_kind!r}"
-        )
+    kinds = [k.value for k in Kind]
+    if prop_kind not in kinds:
+        names = ", ".join(repr(k) for k in kinds[:-1]) + f" or {kinds[-1]!r}"
+        raise fail(f"'property.kind' must be {names}, got {prop_kind!r}")
     description = prop.get("description", "")
     if not isinstance(description, str):
         raise fail("'property.description' must be a string")

@@ -34,12 +34,13 @@ Successor = tuple[Action, "ClusterState"]
 FAULT_MOVES = frozenset({"crash", "restart", "pause", "resume", "partition", "heal", "lose"})
 
 # The kinds of fault and recovery moves, in the order `ClusterModel` generates them.
-CRASH, RESTART, PAUSE, RESUME, SPLIT, CUT, HEAL, LOSE = (
+CRASH, RESTART, PAUSE, RESUME, SPLIT, FLAP, CUT, HEAL, LOSE = (
     "crash",
     "restart",
     "pause",
     "resume",
     "split",
+    "flap",
     "cut",
     "heal",
     "lose",
@@ -119,6 +120,9 @@ class ClusterModel(Model[ClusterState]):
     node_partitions = False  # allow node-to-node partitions (protocols whose nodes talk)
     uses_ghost = False  # writes carry a ghost epoch (protocols without epochs)
     heals = True  # a partition may heal (False: a scenario whose split lasts for good)
+    # An island whose links to the rest fail and come back without limit (a flapping link):
+    # cutting it off spends no budget, so it can happen again after every heal.
+    flapping: frozenset[int] = frozenset()
 
     # Promises for partial-order reduction (see `local_moves`). Each is a claim about every
     # step of the protocol, subclasses included: a subclass that adds or changes steps
@@ -273,10 +277,11 @@ class ClusterModel(Model[ClusterState]):
         heal, with `cut_only_blocks`, when no partition is left in the budget, some node
         is cut off from the store and the nodes are not split. (1) The claims read the
         network only as whether the nodes are split, which a heal (nodes not split)
-        leaves alone, and with no partition left nothing can split them. (3) With no
-        partition left only a heal changes the links. (2) A heal only enables the steps
-        a cut blocked, each with the same effect (`cut_only_blocks`), and messages in
-        flight are kept; no other move reads the store links (a cut needs a partition).
+        leaves alone, and with no partition left (and no flapping link) nothing can split
+        them. (3) With no partition left only a heal changes the links. (2) A heal only
+        enables the steps a cut blocked, each with the same effect (`cut_only_blocks`),
+        and messages in flight are kept; no other move reads the store links (a cut
+        needs a partition).
         """
         if not (self.stop_only_delays or self.cut_only_blocks):
             return ()
@@ -290,7 +295,7 @@ class ClusterModel(Model[ClusterState]):
                 elif self._quiet_restart(s, i, self.restart_node(node, i)):
                     wanted.append((RESTART, i))
         net = s.net
-        if self.cut_only_blocks and self.heals and not f.partitions:
+        if self.cut_only_blocks and self.heals and not f.partitions and not self.flapping:
             if net.store_cut and not net.island:
                 wanted.append((HEAL, None))
         if not wanted:
@@ -347,6 +352,8 @@ class ClusterModel(Model[ClusterState]):
                 for i in self.ids:
                     if s.net.reaches_store(i):
                         yield CUT, i
+        if self.flapping and not s.net.island:
+            yield FLAP, self.flapping
         if self.heals and not s.net.healthy:
             yield HEAL, None
         if f.losses:
@@ -377,13 +384,16 @@ class ClusterModel(Model[ClusterState]):
                     Action("resume", name, None, "process pause ends"),
                     s.with_node(what, node._replace(paused=False)),
                 )
-            elif kind == SPLIT:
+            elif kind in (SPLIT, FLAP):
                 rest = frozenset(self.ids) - what
                 net = s.net.split(what)
                 note = f"{node_set(what)} | {node_set(rest)}"
+                if kind == FLAP:
+                    note += ", the link flaps"
                 if dropped := len(s.net.msgs) - len(net.msgs):
                     note += f", {dropped} in flight lost"
-                after = s._replace(net=net, faults=f.spend("partitions"))
+                spent = f if kind == FLAP else f.spend("partitions")
+                after = s._replace(net=net, faults=spent)
                 yield Action("partition", NETWORK, None, note), after
             elif kind == CUT:
                 yield (
