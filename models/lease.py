@@ -35,31 +35,23 @@ from models.cluster import (
     countdown,
 )
 from models.cluster.base import Successor
-from models.cluster.nodes import node_name, with_life
+from models.cluster.nodes import LeadsWithToken, node_name, with_life
 from models.params import NODES, Param, ProtocolEntry, fault_params
 
 
-class LeaseNode(NamedTuple):
+class _LeaseFields(NamedTuple):
     up: bool = True
     paused: bool = False
     token: int = 0  # the lease token it believes it holds; 0: not leader
     left: int = 0  # ticks its own copy of the lease has left
     pending: int = 0  # token of a write it has decided to send; 0: none
 
-    @property
-    def is_leader(self) -> bool:
-        return self.token != 0
+
+class LeaseNode(_LeaseFields, LeadsWithToken):
+    __slots__ = ()
 
     @property
-    def role(self) -> str:
-        return "leader" if self.token else "follower"
-
-    @property
-    def epoch(self) -> int | None:
-        return self.token or None
-
-    @property
-    def tenure(self) -> int:
+    def lead_token(self) -> int:
         return self.token
 
     def describe(self) -> dict[str, object]:
@@ -79,7 +71,7 @@ class LeaseNode(NamedTuple):
         return with_life(self.up, self.paused, role)
 
 
-class ExtendsLeaseNode(tuple[Any, ...]):
+class ExtendsLeaseNode(tuple[Any, ...], LeadsWithToken):
     """Role properties for a node record whose first five fields are LeaseNode's.
 
     Lease variants keep LeaseNode's fields and add their own (a NamedTuple cannot
@@ -95,20 +87,9 @@ class ExtendsLeaseNode(tuple[Any, ...]):
         return LeaseNode(*self[:5])
 
     @property
-    def is_leader(self) -> bool:
-        return self.lease.is_leader
-
-    @property
-    def role(self) -> str:
-        return self.lease.role
-
-    @property
-    def epoch(self) -> int | None:
-        return self.lease.epoch
-
-    @property
-    def tenure(self) -> int:
-        return self.lease.tenure
+    def lead_token(self) -> int:
+        token: int = self[2]  # LeaseNode's `token`
+        return token
 
 
 class LeaseModel(InterchangeableNodes, ClusterModel):

@@ -22,32 +22,24 @@ from typing import NamedTuple
 
 from checker.model import Action, Model
 from models.cluster import STORAGE, STORE, Storage, node_name
-from models.cluster.nodes import CLOCK, with_life
+from models.cluster.nodes import CLOCK, LeadsWithToken, with_life
 from models.params import Param, ProtocolEntry, choice
 
 
-class BenchNode(NamedTuple):
-    """A read-only view of node i, derived from the state (not part of it)."""
-
+class _BenchFields(NamedTuple):
     tok: int  # myTok[i]: the lease token it believes it holds; 0: not leader
     exp: int  # myExp[i]: that lease's expiry as it knows it
     paused: bool
     up: bool = True  # the benchmark has no crashes
 
-    @property
-    def is_leader(self) -> bool:
-        return self.tok != 0
+
+class BenchNode(_BenchFields, LeadsWithToken):
+    """A read-only view of node i, derived from the state (not part of it)."""
+
+    __slots__ = ()
 
     @property
-    def role(self) -> str:
-        return "leader" if self.tok else "follower"
-
-    @property
-    def epoch(self) -> int | None:
-        return self.tok or None
-
-    @property
-    def tenure(self) -> int:
+    def lead_token(self) -> int:
         return self.tok
 
 

@@ -88,13 +88,13 @@ from models.cluster import (
     countdown,
 )
 from models.cluster.base import CRASH, RESUME, Successor
-from models.cluster.nodes import node_name, with_life
+from models.cluster.nodes import LeadsWithToken, node_name, with_life
 from models.params import NODES, Measure, Param, ProtocolEntry, fault_params
 
 IDLE = -1  # `flight` when no request is in flight; `outage` and `failover` when not timing
 
 
-class RenewalNode(NamedTuple):
+class _RenewalFields(NamedTuple):
     up: bool = True
     paused: bool = False
     token: int = 0  # the lease token it believes it holds; 0: follower
@@ -104,20 +104,12 @@ class RenewalNode(NamedTuple):
     renews: int = 0  # token the request in flight renews; 0: the request is an acquire
     stalled: int = 0  # ticks paused so far (0 while running)
 
-    @property
-    def is_leader(self) -> bool:
-        return self.token != 0
+
+class RenewalNode(_RenewalFields, LeadsWithToken):
+    __slots__ = ()
 
     @property
-    def role(self) -> str:
-        return "leader" if self.token else "follower"
-
-    @property
-    def epoch(self) -> int | None:
-        return self.token or None
-
-    @property
-    def tenure(self) -> int:
+    def lead_token(self) -> int:
         return self.token
 
     @property

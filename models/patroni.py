@@ -59,7 +59,7 @@ from models.cluster import (
     countdown,
 )
 from models.cluster.base import Successor
-from models.cluster.nodes import node_name, with_life
+from models.cluster.nodes import LeadsWithToken, node_name, with_life
 from models.params import NODES, Param, ProtocolEntry, fault_params
 
 PROXY = "proxy"
@@ -69,7 +69,7 @@ def _wal(log: tuple[int, ...]) -> str:
     return "wal [" + ",".join(f"w{w}" for w in log) + "]"
 
 
-class PatroniNode(NamedTuple):
+class _PatroniFields(NamedTuple):
     up: bool = True
     paused: bool = False
     key: int = 0  # token of the leader key its agent believes it holds; 0: none
@@ -77,20 +77,12 @@ class PatroniNode(NamedTuple):
     pg: int = 0  # token its Postgres was promoted with; 0: a read-only replica
     log: tuple[int, ...] = ()  # the client writes in its WAL, in order (durable)
 
-    @property
-    def is_leader(self) -> bool:
-        return self.pg != 0
+
+class PatroniNode(_PatroniFields, LeadsWithToken):
+    __slots__ = ()
 
     @property
-    def role(self) -> str:
-        return "leader" if self.pg else "follower"
-
-    @property
-    def epoch(self) -> int | None:
-        return self.pg or None
-
-    @property
-    def tenure(self) -> int:
+    def lead_token(self) -> int:
         return self.pg
 
     def describe(self) -> dict[str, object]:

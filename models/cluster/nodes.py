@@ -21,3 +21,34 @@ def with_life(up: bool, paused: bool, role: str) -> str:
     if not up:
         return "crashed"
     return f"paused, {role}" if paused else role
+
+
+class LeadsWithToken:
+    """Role properties of a node that leads exactly while it holds a non-zero token.
+
+    The token is also its epoch and its tenure. Mix it into a node record (after its
+    NamedTuple of fields) and say which field is the token: `lead_token`.
+    """
+
+    __slots__ = ()
+
+    @property
+    def lead_token(self) -> int:
+        """The token the node leads under; 0: not leader."""
+        raise NotImplementedError
+
+    @property
+    def is_leader(self) -> bool:
+        return self.lead_token != 0
+
+    @property
+    def role(self) -> str:
+        return "leader" if self.lead_token else "follower"
+
+    @property
+    def epoch(self) -> int | None:
+        return self.lead_token or None
+
+    @property
+    def tenure(self) -> int:
+        return self.lead_token

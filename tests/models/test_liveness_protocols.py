@@ -83,3 +83,14 @@ def test_a_cut_off_node_does_not_burn_the_kept_term(raft: RaftModel) -> None:
         a.name == "timeout" and a.actor == f"n{lone}" for a, _ in raft.successors(stable)
     )
     assert any(a.name == "timeout" for a, _ in raft.successors(stable))
+
+
+@pytest.mark.slow
+def test_raft_at_five_nodes_recovers_a_leader_after_any_partition() -> None:
+    """The README's 5-node run: one term before stabilizing and one after, no crash
+    (660,621 states, about two minutes)."""
+    entry = lookup("raft")
+    model = entry.build(entry.resolve({"nodes": "5", "terms": "1", "crashes": "0"}))
+    result = check(model, [leader_recovers])
+    assert result.result("leader-recovers").verdict is Verdict.HOLDS
+    assert result.stats.distinct_states == 660_621
