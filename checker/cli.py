@@ -1,8 +1,9 @@
 """`verify`: the one place that wires the catalogue, the specs, the engine and rendering.
 
 Exit codes: 0 every checked property holds (or, with --all, every verdict is as
-expected), 1 a property is violated (or a verdict differs), 2 bad usage or a model
-error, 3 the search was incomplete (a bound was hit).
+expected; with --prove, proved), 1 a property is violated (or a verdict differs, or a
+counterexample to induction), 2 bad usage or a model error, 3 the search was incomplete
+(a bound was hit) or z3 gave no answer.
 """
 
 from __future__ import annotations
@@ -190,6 +191,39 @@ class Options:
     help="Stop with INCOMPLETE when the search's resident memory reaches SIZE "
     "(e.g. 4G; default 80% of RAM).",
 )
+@click.option(
+    "--prove",
+    is_flag=True,
+    help="z3: prove the claims for any number of nodes by an inductive invariant, or show "
+    "a counterexample to induction.",
+)
+@click.option(
+    "--without",
+    "without",
+    metavar="CONJUNCT",
+    multiple=True,
+    help="With --prove: leave this strengthening conjunct out (repeatable).",
+)
+@click.option(
+    "--synthesize",
+    is_flag=True,
+    help="z3: the timing parameters (lease, TTL, drift, pause) that keep the protocol safe.",
+)
+@click.option(
+    "--bmc",
+    "bmc_bound",
+    type=click.IntRange(min=0),
+    metavar="K",
+    help="z3: bounded model checking to K steps, cross-checked by explicit search.",
+)
+@click.option(
+    "--solver-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=120.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Give z3 this long in all; past it the answer is UNKNOWN (exit 3).",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.pass_context
 def main(
@@ -216,6 +250,11 @@ def main(
     engine: str,
     address: str | None,
     max_memory: str | None,
+    prove: bool,
+    without: tuple[str, ...],
+    synthesize: bool,
+    bmc_bound: int | None,
+    solver_timeout: float,
     debug: bool,
 ) -> None:
     """Exhaustively check a leader-election protocol for two leaders and stale writes."""
@@ -261,6 +300,14 @@ def main(
             used = [flag for flag, value in gate_only.items() if value]
             if used:
                 raise click.UsageError(f"{used[0]} needs --all")
+        symbolic = {"--prove": prove, "--synthesize": synthesize, "--bmc": bmc_bound is not None}
+        chosen = [flag for flag, on in symbolic.items() if on]
+        if len(chosen) > 1:
+            raise click.UsageError(f"{chosen[0]} and {chosen[1]} exclude each other")
+        if without and not prove:
+            raise click.UsageError("--without needs --prove")
+        if chosen and run_all:
+            raise click.UsageError(f"{chosen[0]} needs --protocol, not --all")
         if run_all:
             if protocol_name or params or nodes is not None or with_stats or diagram != "sequence":
                 raise click.UsageError(
@@ -277,6 +324,17 @@ def main(
             code = _gate(expectations, opts, junit, check_golden, update_golden, readme)
         elif protocol_name is None:
             raise click.UsageError("give --protocol NAME, --all, or --list to see the protocols")
+        elif prove or synthesize or bmc_bound is not None or without:
+            code = _symbolic(
+                lookup(protocol_name),
+                expectations,
+                opts,
+                prove=prove,
+                without=without,
+                synthesize=synthesize,
+                bmc_bound=bmc_bound,
+                timeout=solver_timeout,
+            )
         else:
             code = _verify(lookup(protocol_name), expectations, opts)
     except ModelError as exc:
@@ -351,6 +409,35 @@ def _verify(protocol: ProtocolEntry, expectations: Expectations, opts: Options) 
         if opts.with_stats and not tables:
             click.echo(f"\n{protocol.name} declares no measures")
     return EXIT[result.verdict]
+
+
+def _symbolic(
+    protocol: ProtocolEntry,
+    expectations: Expectations,
+    opts: Options,
+    *,
+    prove: bool,
+    without: tuple[str, ...],
+    synthesize: bool,
+    bmc_bound: int | None,
+    timeout: float,
+) -> int:
+    """--prove, --synthesize or --bmc K (checker/cli_solver.py); only --bmc takes -p."""
+    from checker import cli_solver  # noqa: PLC0415 (z3 loads only when asked for)
+
+    given = _parse_params(opts.params)
+    if opts.nodes is not None:
+        given["nodes"] = str(opts.nodes)
+    if opts.as_json or opts.with_stats or opts.with_html or opts.state_graph:
+        raise LeadercheckError("--json, --stats, --html and --diagram go with a search, not z3")
+    if bmc_bound is not None:
+        values = protocol.resolve(given)
+        return cli_solver.bmc_command(protocol, values, expectations, bmc_bound, timeout, opts.out)
+    if prove:
+        cli_solver.refuse_params("--prove", given)
+        return cli_solver.prove_command(protocol, without, timeout, opts.out)
+    cli_solver.refuse_params("--synthesize", given)
+    return cli_solver.synthesize_command(protocol, timeout)
 
 
 def _measure(protocol: ProtocolEntry) -> list[MeasureTable]:

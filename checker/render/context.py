@@ -14,6 +14,7 @@ class TraceContext:
     protocol: str
     params: Mapping[str, object]
     outcome: PropertyResult
+    title: str = ""  # replaces the headline (a counterexample to induction is no search trace)
 
     @property
     def trace(self) -> Trace:
@@ -26,5 +27,7 @@ class TraceContext:
 
     @property
     def headline(self) -> str:
+        if self.title:
+            return self.title
         p = self.outcome
         return f"{self.protocol}: {p.prop.name} {p.verdict.value} in {len(self.trace)} steps"

@@ -73,6 +73,24 @@ def write_trace_files(
             contents[f"{stem}.state-graph.svg"] = dot_to_svg(state_graph_dot)
     if html_stats is not None:
         contents[f"{stem}.html"] = trace_to_html(ctx, svg, html_stats, ctx.params)
+    return Written(_write_all(directory, contents), note)
+
+
+def write_diagram_files(directory: Path, stem: str, ctx: TraceContext) -> Written:
+    """DOT and (with `dot`) SVG only: for a trace that is not a run of an explicit model
+    (a counterexample to induction), which no JSON file should offer to replay."""
+    dot = trace_to_dot(ctx)
+    contents = {f"{stem}.dot": dot}
+    note = None
+    try:
+        contents[f"{stem}.svg"] = dot_to_svg(dot)
+    except SvgUnavailable as exc:
+        note = str(exc)
+    return Written(_write_all(directory, contents), note)
+
+
+def _write_all(directory: Path, contents: dict[str, str]) -> tuple[Path, ...]:
+    """Every file or none: staged under temporary names, then renamed into place."""
     try:
         directory.mkdir(parents=True, exist_ok=True)
         staged: list[tuple[Path, Path]] = []
@@ -91,4 +109,4 @@ def write_trace_files(
             os.replace(staged_path, final)
     except OSError as exc:
         raise LeadercheckError(f"cannot write to {directory}: {exc.strerror or exc}") from exc
-    return Written(tuple(final for _, final in staged), note)
+    return tuple(final for _, final in staged)

@@ -1,0 +1,166 @@
+"""`verify --prove`, `--synthesize` and `--bmc K`: the symbolic checks, wired for the CLI.
+
+Part of the command line (checker/cli.py calls it): it joins the catalogue, the specs,
+the z3 encodings and rendering, and prints. Exit codes as for `verify`: 0 proved (or,
+with --bmc, nothing violated within the bound), 1 a counterexample to induction or a
+violation, 2 usage or an encoding that disagrees with its explicit model, 3 z3 gave
+no answer (timeout, UNKNOWN) or a proof was vacuous: never reported as PROVED.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from checker.errors import LeadercheckError
+from checker.properties import Kind, always
+from checker.render.context import TraceContext
+from checker.render.files import Written, check_writable, write_diagram_files, write_trace_files
+from checker.render.text import trace_lines
+from checker.result import PropertyResult, Verdict
+from checker.solver.answer import Answer
+from checker.solver.crosscheck import Agreement, cross_check
+from checker.solver.encodings import symbolic_for
+from checker.solver.encodings.proofs import problem_for, proof_for
+from checker.solver.induction import INITIATION, Proof, Status, prove
+from checker.solver.synthesis import synthesize
+from models.params import ProtocolEntry
+from specs.expectations import Expectations
+
+INCOMPLETE = 3
+ENCODING_ERROR = 2
+
+
+def prove_command(
+    protocol: ProtocolEntry, without: Sequence[str], timeout: float, out: Path
+) -> int:
+    """Prove the protocol's claims for any number of nodes, or show a CTI."""
+    model = proof_for(protocol.name)
+    check_writable(out)
+    proof = prove(model, without=without, timeout=timeout)
+    conjuncts = model.conjuncts()
+    click.echo(f"{protocol.name} --prove: {model.summary}")
+    claims = [c.name for c in conjuncts if c.claim]
+    helpers = [c.name for c in conjuncts if not c.claim and c.name not in without]
+    click.echo(f"  claims:        {', '.join(claims)}")
+    click.echo(f"  strengthened:  {', '.join(helpers) or '(nothing)'}")
+    if proof.dropped:
+        click.echo(f"  left out:      {', '.join(proof.dropped)}")
+    click.echo(f"  obligations:   {len(proof.obligations)} z3 queries in {proof.seconds:.2f} s")
+    for line in _times(proof):
+        click.echo(f"    {line}")
+    if proof.status is Status.PROVED:
+        click.echo(f"PROVED for every number of nodes: {', '.join(claims)}")
+        return 0
+    if proof.status is Status.VACUOUS:
+        click.echo(f"VACUOUS: {proof.step} is impossible in every state of the invariant")
+        return INCOMPLETE
+    if proof.status is Status.UNKNOWN:
+        last = proof.obligations[-1]
+        click.echo(f"UNKNOWN: z3 gave no answer on {last.step} / {last.conjunct}: {last.reason}")
+        return INCOMPLETE
+    assert proof.cti is not None
+    where = "an initial state" if proof.step == INITIATION else f"the step {proof.step}"
+    reason = f"a state of the invariant; {where} breaks {proof.broken}"
+    title = f"{protocol.name}: counterexample to induction ({proof.broken})"
+    outcome = PropertyResult(
+        always(proof.broken, lambda _: True), Verdict.VIOLATED, proof.cti, reason
+    )
+    ctx = TraceContext(protocol.name, {}, outcome, title)
+    click.echo(f"CTI: {proof.broken} is not preserved by {proof.step}")
+    click.echo("\n".join(trace_lines(ctx)))
+    after = proof.cti.last.summary
+    click.echo("  after: " + "; ".join(f"{k} {v}" for k, v in after.items()))
+    written = write_diagram_files(out, f"{protocol.name}.cti", ctx)
+    click.echo(_wrote(written))
+    if proof.dropped:
+        click.echo(f"the invariant without {', '.join(proof.dropped)} is too weak to prove it")
+    else:
+        click.echo(
+            "not proved: the claim is false or the invariant too weak; explicit search "
+            f"(verify --protocol {protocol.name}) shows whether a real trace breaks it"
+        )
+    return 1
+
+
+def _times(proof: Proof) -> list[str]:
+    """z3 seconds per step kind (summed over the conjuncts), in the order checked."""
+    totals: dict[str, float] = {INITIATION: 0.0}
+    for o in proof.obligations:
+        step = o.step.removesuffix(" possible")
+        totals[step] = totals.get(step, 0.0) + o.seconds
+    return [f"{step}: {seconds:.3f} s" for step, seconds in totals.items()]
+
+
+def synthesize_command(protocol: ProtocolEntry, timeout: float) -> int:
+    """The timing region in which the protocol's hazard cannot happen."""
+    problem = problem_for(protocol.name)
+    result = synthesize(problem, timeout=timeout)
+    click.echo(
+        f"{protocol.name} --synthesize: parameters {', '.join(map(str, problem.parameters))}"
+    )
+    click.echo("\n".join(f"  {line}" for line in result.lines()))
+    if result.answer is Answer.SAT:
+        return 0
+    if result.answer is Answer.UNKNOWN:
+        return INCOMPLETE
+    return ENCODING_ERROR
+
+
+def bmc_command(
+    protocol: ProtocolEntry,
+    values: Mapping[str, int],
+    expectations: Expectations,
+    bound: int,
+    timeout: float,
+    out: Path,
+) -> int:
+    """Bounded model checking to `bound` steps, each claim cross-checked by explicit search."""
+    model = protocol.build(values)
+    sym = symbolic_for(protocol.name, model)
+    check_writable(out)
+    props = [
+        p for p in expectations.properties(protocol.name) if p.kind in (Kind.ALWAYS, Kind.SOMETIMES)
+    ]
+    params = " ".join(f"{k}={v}" for k, v in values.items())
+    click.echo(f"{protocol.name}  {params}  --bmc {bound}")
+    agreements = cross_check(model, sym, props, bound, timeout)
+    for a in agreements:
+        click.echo(f"  {a.text}")
+    code = _bmc_code(agreements)
+    stems = 0
+    for a in agreements:
+        if a.bmc.trace is None:
+            continue
+        result = PropertyResult(a.prop, a.bmc.verdict, a.bmc.trace, "found by z3")
+        ctx = TraceContext(protocol.name, values, result)
+        click.echo(f"\nz3 {result.trace_kind} for {a.prop.name}:")
+        click.echo("\n".join(trace_lines(ctx)))
+        if result.verdict is Verdict.VIOLATED:  # counterexamples are written, as by verify
+            stem = f"{protocol.name}.bmc" + (f".{a.prop.name}" if stems else "")
+            stems += 1
+            click.echo(_wrote(write_trace_files(out, stem, ctx)))
+    return code
+
+
+def _bmc_code(agreements: Sequence[Agreement]) -> int:
+    if any(a.bmc.answer is Answer.UNKNOWN for a in agreements):
+        click.echo("UNKNOWN: z3 gave no answer for every claim within the time limit")
+        return INCOMPLETE
+    if not all(a.agree for a in agreements):
+        raise LeadercheckError("the symbolic encoding and the explicit model disagree (see above)")
+    violated = any(a.bmc.verdict is Verdict.VIOLATED for a in agreements)
+    return 1 if violated else 0
+
+
+def _wrote(written: Written) -> str:
+    text = "  wrote " + ", ".join(str(p) for p in written.paths)
+    return text + (f" ({written.note})" if written.note else "")
+
+
+def refuse_params(mode: str, given: Mapping[str, Any]) -> None:
+    if given:
+        raise LeadercheckError(f"{mode} covers every cluster size and timing; drop -p/--nodes")
