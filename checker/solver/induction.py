@@ -263,17 +263,37 @@ def _small_cti(
         solver.add(*formulas)
         if solver.check() != z3.sat:
             continue
-        for term, values in inst.preferences(pre, post):
+        _prefer(solver, list(inst.preferences(pre, post)))
+        if solver.check() == z3.sat:
+            return inst, solver.model(), pre, post
+        return None
+    return None
+
+
+PREFERENCE_CHUNK = 16
+
+
+def _prefer(solver: z3.Solver, prefs: list[tuple[z3.ExprRef, Sequence[z3.ExprRef]]]) -> None:
+    """Fix each term to its first value that keeps `solver` satisfiable, in order.
+
+    Most terms take their first choice (no stray message...), so a chunk of them is first
+    tried at once; only a chunk that cannot is fixed term by term. The outcome is the
+    same as term by term, in fewer queries.
+    """
+    for start in range(0, len(prefs), PREFERENCE_CHUNK):
+        chunk = prefs[start : start + PREFERENCE_CHUNK]
+        solver.push()
+        solver.add(*(term == values[0] for term, values in chunk))
+        if solver.check() == z3.sat:
+            continue
+        solver.pop()
+        for term, values in chunk:
             for value in values:
                 solver.push()
                 solver.add(term == value)
                 if solver.check() == z3.sat:
                     break
                 solver.pop()
-        if solver.check() == z3.sat:
-            return inst, solver.model(), pre, post
-        return None
-    return None
 
 
 def _cti(model: InductiveModel[V], m: z3.ModelRef, pre: V, post: V, step: str) -> Trace:

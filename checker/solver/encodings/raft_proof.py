@@ -419,7 +419,7 @@ class RaftElectionProof(InductiveModel[RaftVars]):
                 if z3.is_true(m.eval(v.granted[e, o], model_completion=True))
             ]
             history = [
-                f"t{t}: {names[str(o)]}"
+                f"{names[str(o)]} in t{t}"
                 for t in shown
                 for o in universe
                 if z3.is_true(m.eval(v.vote[e, t, o], model_completion=True))
@@ -434,8 +434,10 @@ class RaftElectionProof(InductiveModel[RaftVars]):
             text = f"{role} t{terms[e]}"
             if voted:
                 text += f", voted {voted}"
+            if votes:
+                text += f", votes from {'+'.join(votes)}"
             if history:
-                text += f"; cast {', '.join(history)}"
+                text += f" (cast: {' and '.join(history)})"
             summary[name] = text
         flight = [
             f"RV(t{t},{names[str(s)]}->{names[str(d)]})"
