@@ -365,10 +365,16 @@ def _parse_params(raw: Sequence[str]) -> dict[str, str]:
     return given
 
 
-def _verify(protocol: ProtocolEntry, expectations: Expectations, opts: Options) -> int:
+def _given(opts: Options) -> dict[str, str]:
+    """The parameters given with -p, and --nodes as `nodes`."""
     given = _parse_params(opts.params)
     if opts.nodes is not None:
         given["nodes"] = str(opts.nodes)
+    return given
+
+
+def _verify(protocol: ProtocolEntry, expectations: Expectations, opts: Options) -> int:
+    given = _given(opts)
     values = protocol.resolve(given)
     out = opts.html_dir if opts.with_html else opts.out
     check_writable(out)
@@ -425,9 +431,7 @@ def _symbolic(
     """--prove, --synthesize or --bmc K (checker/cli_solver.py); only --bmc takes -p."""
     from checker import cli_solver  # noqa: PLC0415 (z3 loads only when asked for)
 
-    given = _parse_params(opts.params)
-    if opts.nodes is not None:
-        given["nodes"] = str(opts.nodes)
+    given = _given(opts)
     if opts.as_json or opts.with_stats or opts.with_html or opts.state_graph:
         raise LeadercheckError("--json, --stats, --html and --diagram go with a search, not z3")
     if bmc_bound is not None:

@@ -18,7 +18,8 @@ import click
 from checker.errors import LeadercheckError
 from checker.properties import Kind, always
 from checker.render.context import TraceContext
-from checker.render.files import Written, check_writable, write_diagram_files, write_trace_files
+from checker.render.files import check_writable, write_diagram_files, write_trace_files
+from checker.render.report import written_lines
 from checker.render.text import trace_lines
 from checker.result import PropertyResult, Verdict
 from checker.solver.answer import Answer
@@ -75,7 +76,7 @@ def prove_command(
     after = proof.cti.last.summary
     click.echo("  after: " + "; ".join(f"{k} {v}" for k, v in after.items()))
     written = write_diagram_files(out, f"{protocol.name}.cti", ctx)
-    click.echo(_wrote(written))
+    click.echo("\n".join(written_lines(written)))
     if proof.dropped:
         click.echo(f"the invariant without {', '.join(proof.dropped)} is too weak to prove it")
     else:
@@ -142,7 +143,7 @@ def bmc_command(
         if result.verdict is Verdict.VIOLATED:  # counterexamples are written, as by verify
             stem = f"{protocol.name}.bmc" + (f".{a.prop.name}" if stems else "")
             stems += 1
-            click.echo(_wrote(write_trace_files(out, stem, ctx)))
+            click.echo("\n".join(written_lines(write_trace_files(out, stem, ctx))))
     return code
 
 
@@ -154,11 +155,6 @@ def _bmc_code(agreements: Sequence[Agreement]) -> int:
         raise LeadercheckError("the symbolic encoding and the explicit model disagree (see above)")
     violated = any(a.bmc.verdict is Verdict.VIOLATED for a in agreements)
     return 1 if violated else 0
-
-
-def _wrote(written: Written) -> str:
-    text = "  wrote " + ", ".join(str(p) for p in written.paths)
-    return text + (f" ({written.note})" if written.note else "")
 
 
 def refuse_params(mode: str, given: Mapping[str, Any]) -> None:

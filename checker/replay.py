@@ -17,7 +17,7 @@ from typing import Any
 
 from checker.errors import ModelError
 from checker.model import Action, Model
-from checker.properties import Kind, Property
+from checker.properties import LIVENESS, Kind, Property
 
 JsonState = Mapping[str, Mapping[str, Any]]
 
@@ -244,14 +244,11 @@ def replay(
     if prop is not None:
         holds = bool(prop.predicate(state))
         broken = holds if prop.kind is Kind.SOMETIMES else not holds
-        if prop.kind is Kind.LEADS_TO and saved.loop_from is not None:
+        if prop.kind in LIVENESS and saved.loop_from is not None:
             # a lasso breaks the claim again if its loop closes and never meets the goal
+            # (leads-to), or keeps coming back to where it fails (eventually-always)
             loop = visited[saved.loop_from :]
             closes = len(visited) == len(saved.steps) and loop[-1] == loop[0]
-            broken = closes and not any(prop.predicate(s) for s in loop)
-        elif prop.kind is Kind.PERSISTS and saved.loop_from is not None:
-            # and a livelock if its loop closes and keeps coming back to where it fails
-            loop = visited[saved.loop_from :]
-            closes = len(visited) == len(saved.steps) and loop[-1] == loop[0]
-            broken = closes and not all(prop.predicate(s) for s in loop)
+            met = [bool(prop.predicate(s)) for s in loop]
+            broken = closes and not (any(met) if prop.kind is Kind.LEADS_TO else all(met))
     return Replay(initial_diff, tuple(done), state, prop, broken, len(saved.steps) - 1)

@@ -32,6 +32,12 @@ def _outcome(r: PropertyResult) -> str:
     return f"{r.trace_kind} of {len(r.trace)} steps"
 
 
+def written_lines(w: Written) -> list[str]:
+    """Where a trace's files went, and why there is no SVG if there is none."""
+    lines = ["  wrote " + ", ".join(str(p) for p in w.paths)]
+    return lines + ([f"  no SVG: {w.note}"] if w.note else [])
+
+
 def report_lines(run: Run) -> list[str]:
     """Verdict table, each trace as numbered lines with where its files went, then statistics."""
     result = run.result
@@ -49,10 +55,7 @@ def report_lines(run: Run) -> list[str]:
         lines += ["", f"{r.trace_kind} for {r.prop.name}:"]
         lines += trace_lines(TraceContext(run.protocol, run.params, r))
         if r.prop.name in run.written:
-            w = run.written[r.prop.name]
-            lines.append("  wrote " + ", ".join(str(p) for p in w.paths))
-            if w.note:
-                lines.append(f"  no SVG: {w.note}")
+            lines += written_lines(run.written[r.prop.name])
     s = result.stats
     lines += [
         "",

@@ -165,19 +165,18 @@ def prove(
         return None if timeout is None else max(0.0, timeout - (time.perf_counter() - start))
 
     pre, post = model.state("pre"), model.state("post")
+    actions = dict(model.actions(pre, post))
+    holds = holds_all(model, pre, without)
     queries: list[tuple[str, Conjunct, list[z3.BoolRef]]] = [
-        (INITIATION, c, [model.init(pre), z3.Not(c.formula(pre))]) for c in kept
+        (INITIATION, c, _obligation(model, pre, post, actions, holds, INITIATION, c)) for c in kept
     ]
-    holds = [c.formula(pre) for c in kept]
     # Possibility is asked of a finite instance where there is one: satisfiable there is
     # satisfiable here (its states and steps are this model's), and z3 decides finite
     # sorts, where it may search for a model of the unbounded one without end.
     witness = model.instance(POSSIBLE_SIZE) or model
     w_pre, w_post = witness.state("pre"), witness.state("post")
     w_holds = holds_all(witness, w_pre, without)
-    for (name, step), (_, w_step) in zip(
-        model.actions(pre, post), witness.actions(w_pre, w_post), strict=True
-    ):
+    for name, w_step in witness.actions(w_pre, w_post):
         solver = z3.Solver()
         solver.add(*witness.axioms(), *w_holds, w_step)
         solved = solve(solver, left())
@@ -187,14 +186,14 @@ def prove(
         if solved.answer is not Answer.SAT:
             status = Status.VACUOUS if solved.answer is Answer.UNSAT else Status.UNKNOWN
             return Proof(status, tuple(done), step=name, dropped=dropped)
-        queries += [(name, c, [*holds, step, z3.Not(c.formula(post))]) for c in kept]
+        queries += [(name, c, _obligation(model, pre, post, actions, holds, name, c)) for c in kept]
     for step_name, conjunct, formulas in queries:
         remaining = left()
         if remaining is not None and remaining <= 0:
             done.append(Obligation(step_name, conjunct.name, Answer.UNKNOWN, 0.0, "timeout"))
             return Proof(Status.UNKNOWN, tuple(done), dropped=dropped)
         solver = z3.Solver()
-        solver.add(*model.axioms(), *formulas)
+        solver.add(*formulas)
         first = FIRST_TRY_SECONDS if remaining is None else min(remaining, FIRST_TRY_SECONDS)
         solved = solve(solver, first)
         small = None
@@ -235,6 +234,21 @@ def holds_all(model: InductiveModel[V], v: V, without: Collection[str] = ()) -> 
     return [c.formula(v) for c in model.conjuncts() if c.name not in without]
 
 
+def _obligation(
+    model: InductiveModel[V],
+    pre: V,
+    post: V,
+    actions: Mapping[str, z3.BoolRef],
+    holds: Sequence[z3.BoolRef],
+    step: str,
+    conjunct: Conjunct,
+) -> list[z3.BoolRef]:
+    """The query whose models are the CTIs of `conjunct` at `step` (INITIATION or an action)."""
+    if step == INITIATION:
+        return [*model.axioms(), model.init(pre), z3.Not(conjunct.formula(pre))]
+    return [*model.axioms(), *holds, actions[step], z3.Not(conjunct.formula(post))]
+
+
 def _small_cti(
     model: InductiveModel[V],
     step: str,
@@ -251,12 +265,9 @@ def _small_cti(
             return None
         pre, post = inst.state("pre"), inst.state("post")
         chosen = next(c for c in inst.conjuncts() if c.name == conjunct)
-        formulas = [*inst.axioms()]
-        if step == INITIATION:
-            formulas += [inst.init(pre), z3.Not(chosen.formula(pre))]
-        else:
-            action = next(f for name, f in inst.actions(pre, post) if name == step)
-            formulas += [*holds_all(inst, pre, without), action, z3.Not(chosen.formula(post))]
+        holds = holds_all(inst, pre, without)
+        actions = dict(inst.actions(pre, post))
+        formulas = _obligation(inst, pre, post, actions, holds, step, chosen)
         solver = z3.Solver()
         seconds = SMALL_CTI_SECONDS if timeout is None else min(timeout, SMALL_CTI_SECONDS)
         solver.set("timeout", max(1, int(1000 * seconds)))
