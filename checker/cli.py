@@ -17,6 +17,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -53,7 +54,7 @@ from checker.render.report import MeasureTable, Run, json_report, report_lines
 from checker.render.state_graph import state_graph_dot
 from checker.render.trace_file import load_trace
 from checker.replay import Replay, SavedTrace, replay
-from checker.result import CheckResult, Verdict
+from checker.result import CheckResult, EndReason, Verdict
 from checker.successors import Reductions
 from models.catalogue import PROTOCOLS, lookup
 from models.params import ProtocolEntry
@@ -63,6 +64,7 @@ from specs.expectations import Expectations, load_expectations
 EXIT = {Verdict.HOLDS: 0, Verdict.VIOLATED: 1, Verdict.INCOMPLETE: 3}
 COST_PROTOCOLS = ("bully", "raft")  # the message-passing elections `message-cost` compares
 USAGE_ERROR = 2
+INCOMPLETE = 3
 README_BLOCK = "verdicts"
 
 
@@ -81,7 +83,58 @@ class Options:
     engine: EngineOptions = field(default_factory=EngineOptions)
 
 
-@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+class VerifyGroup(click.Group):
+    """The `verify` command with the exit-code contract enforced around everything it runs.
+
+    0 holds, 1 violated, 2 usage, model or internal error (one line on stderr; the
+    traceback with --debug), 3 incomplete, Ctrl-C included. Only a verdict may exit 1:
+    click's own errors (which exit 1 for some) and any unexpected exception exit 2.
+    """
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        debug = "--debug" in argv
+        try:
+            code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
+            code = code if isinstance(code, int) else 0
+        except (click.exceptions.Abort, KeyboardInterrupt) as exc:
+            if debug:
+                traceback.print_exception(exc, file=sys.stderr)
+            click.echo("interrupted", err=True)
+            code = INCOMPLETE
+        except click.ClickException as exc:
+            if debug:
+                traceback.print_exception(exc, file=sys.stderr)
+            click.echo(f"error: {_one_line(exc.format_message())}", err=True)
+            code = USAGE_ERROR
+        except Exception as exc:  # a bug of ours or a library's: never read as a verdict
+            if debug:
+                traceback.print_exception(exc, file=sys.stderr)
+            hint = "" if debug else " (--debug shows the traceback)"
+            message = _one_line(f"{type(exc).__name__}: {exc}")
+            click.echo(f"internal error: {message}{hint}", err=True)
+            code = USAGE_ERROR
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+@click.group(
+    cls=VerifyGroup,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.option(
     "--protocol", "protocol_name", metavar="NAME", help="Protocol to verify (see --list)."
 )
@@ -349,6 +402,11 @@ def main(
     ctx.exit(code)
 
 
+def exit_code(result: CheckResult) -> int:
+    """The verdict's exit code; a run stopped by Ctrl-C is incomplete (3), whatever it found."""
+    return INCOMPLETE if result.end is EndReason.INTERRUPTED else EXIT[result.verdict]
+
+
 def _fail(exc: Exception, debug: bool) -> None:
     if debug:
         traceback.print_exception(exc, file=sys.stderr)
@@ -414,7 +472,7 @@ def _verify(protocol: ProtocolEntry, expectations: Expectations, opts: Options) 
             click.echo("\n" + "\n".join(table.lines()))
         if opts.with_stats and not tables:
             click.echo(f"\n{protocol.name} declares no measures")
-    return EXIT[result.verdict]
+    return exit_code(result)
 
 
 def _symbolic(
@@ -499,11 +557,19 @@ def _gate(
     with ExitStack() as stack:
         fresh = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="leadercheck-")))
 
-        outcomes = []
+        outcomes: list[CaseOutcome] = []
         pages: dict[str, dict[str, str]] = {}
         search = stack.enter_context(searcher(opts.engine))
         for case in cases:
             result = search(case.build(), case.properties)
+            if result.end is EndReason.INTERRUPTED:  # Ctrl-C: stop the gate, write nothing
+                click.echo(
+                    f"interrupted during {case.name}, after {len(outcomes)} of {len(cases)} "
+                    f"protocols ({result.stats.distinct_states:,} states in "
+                    f"{result.stats.seconds:.2f} s); nothing written",
+                    err=True,
+                )
+                return INCOMPLETE
             shortest = not opts.engine.reductions.por  # POR keeps verdicts, not trace lengths
             outcome = CaseOutcome(case, result, judge(case, result, shortest))
             _write_counterexamples(case.name, case.params, result, fresh)

@@ -1,10 +1,16 @@
-"""Liveness: `trigger ~> goal` and `<>[] P` under weak fairness, with lassos as counterexamples.
+"""Liveness: `trigger ~> goal` and `<>[] P` under weak fairness, judged on a compact graph.
+
+The graph is recorded by the breadth-first search itself (checker/search.py), as an
+observer of the same exploration that checks the invariants: per state only its index
+(discovery order), a bit per liveness property (goal, trigger), and its outgoing edges as
+packed arrays (target index and fairness class, in `successors` order, so an edge's
+position among its state's edges is its move). No full state is kept; a lasso is rebuilt by
+re-executing the model along moves, like every other trace.
 
 A leads-to property fails when some fair behaviour reaches a trigger state and never
 afterwards a goal state. Such a behaviour ends in a strongly connected set of non-goal
-states it loops in forever, or in a non-goal state it never leaves. The search therefore
-keeps the whole reachable graph (states, and each edge's fairness class from
-`Model.fairness`), restricts it to the non-goal states, and looks for
+states it loops in forever, or in a non-goal state it never leaves. So the judgement
+restricts the graph to the non-goal states and looks for
 
 - a fair cycle: a strongly connected component in which every fairness class that is
   enabled in all of its states is taken by some edge inside it (weak fairness: a class
@@ -17,326 +23,345 @@ reachable, through non-goal states, from a reachable trigger state. The countere
 is a lasso: the shortest trace to the first such trigger state (in breadth-first order),
 the shortest non-goal path from it into the component, then a cycle through the
 component that takes, for every class enabled somewhere in it, an edge of that class or
-a state where it is disabled. A cycle that is unfair is never reported, even if it is
-the only cycle that avoids the goal.
+a state where it is disabled. A cycle that is unfair is never reported.
 
 An `eventually_always` (persistence, <>[] P) property fails when some fair behaviour
 keeps returning to a state where P is false: a fair component of the whole graph that
 contains such a state, or a stuttering state where P is false. Its lasso is the shortest
 trace to the first such state, then a fair cycle through its component back to it.
-(Weak fairness is judged on maximal components: a class enabled in every state of one
-and taken in none stays so in every cycle inside it.)
 
-Symmetry and partial-order reduction are not applied here: the graph is explored whole.
+A partial graph (a bound or Ctrl-C stopped the search) is judged on its expanded states
+only, whose edges are all known: a lasso found there is a real one (VIOLATED); finding
+none proves nothing (INCOMPLETE). Components are found by scipy's strongly connected
+components over the packed arrays, so a million-state graph costs arrays, not objects.
 """
 
 from __future__ import annotations
 
-import resource
-import time
+from array import array
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import networkx as nx
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import breadth_first_order, connected_components
 
-from checker.errors import ModelError
-from checker.model import Model
 from checker.properties import Kind, Property
-from checker.result import EndReason, PropertyResult, Stats, Verdict
-from checker.successors import rebuild_trace
+from checker.result import EndReason, PropertyResult, Verdict
 from checker.trace import Trace
 
-
-class FairnessGraph:
-    """The reachable graph: state ids in breadth-first order, edges with their classes.
-
-    Unlike checker/graph.py (a small graph with labels, for drawing) it keeps what a
-    liveness judgement needs: each edge's fairness class and move, and parent links for
-    traces; a state bound makes the verdict INCOMPLETE instead of refusing.
-    """
-
-    def __init__(self, model: Model[Any], max_states: int | None = None) -> None:
-        self.model = model
-        self.initial = list(model.initial_states())
-        self.states: list[Any] = []
-        self.index: dict[Any, int] = {}
-        self.parent: list[tuple[int, int]] = []  # (parent id, move); (-1, initial position)
-        self.depth: list[int] = []  # breadth-first level of each state
-        self.edges: list[list[tuple[int, str | None, int]]] = []  # (target, class, move)
-        self.end = EndReason.EXHAUSTED
-        for position, state in enumerate(self.initial):
-            self._add(state, (-1, position))
-        done = 0
-        while done < len(self.states):
-            state = self.states[done]
-            out = []
-            try:
-                successors = list(model.successors(state))
-            except Exception as exc:
-                trace = self.trace_to(done)
-                raise ModelError(
-                    f"model raised {type(exc).__name__} in successors after {len(trace)} "
-                    f"steps: {exc}",
-                    trace,
-                ) from exc
-            for move, (action, succ) in enumerate(successors):
-                target = self.index.get(succ)
-                if target is None:
-                    if max_states is not None and len(self.states) >= max_states:
-                        self.end = EndReason.MAX_STATES
-                        return
-                    target = self._add(succ, (done, move))
-                out.append((target, model.fairness(action), move))
-            self.edges.append(out)
-            done += 1
-
-    def _add(self, state: Any, parent: tuple[int, int]) -> int:
-        found = self.index.get(state)
-        if found is not None:
-            return found
-        self.index[state] = len(self.states)
-        self.states.append(state)
-        self.parent.append(parent)
-        self.depth.append(0 if parent[0] < 0 else self.depth[parent[0]] + 1)
-        return len(self.states) - 1
-
-    def moves_to(self, node: int) -> list[int]:
-        """The breadth-first moves from an initial state to `node` (initial position first)."""
-        moves = []
-        while node >= 0:
-            parent, move = self.parent[node]
-            moves.append(move)
-            node = parent
-        moves.reverse()
-        return moves
-
-    def trace_to(self, node: int) -> Trace:
-        return rebuild_trace(self.model, self.initial, self.moves_to(node))
-
-    def enabled(self, node: int) -> set[str]:
-        return {c for _, c, _ in self.edges[node] if c is not None}
-
-
-def check_leads_to(graph: FairnessGraph, prop: Property) -> PropertyResult:
-    """The verdict on one LEADS_TO property over an explored graph."""
-    assert prop.kind is Kind.LEADS_TO
-    states = graph.states
-    goal = [bool(prop.predicate(s)) for s in states]
-    if prop.trigger is None:
-        initial = {graph.index[s] for s in graph.initial}
-        trigger = [i in initial for i in range(len(states))]
-    else:
-        trigger = [bool(prop.trigger(s)) for s in states]
-    inside = [not g for g in goal]
-    targets, component_of = _fair_targets(graph, inside)
-    able = _can_reach(graph, inside, targets)
-    start = next((i for i in range(len(states)) if trigger[i] and able[i]), None)
-    if start is None:
-        if graph.end is not EndReason.EXHAUSTED:
-            return PropertyResult(prop, Verdict.INCOMPLETE, None, graph.end.value)
-        return PropertyResult(prop, Verdict.HOLDS, None, "holds on every fair behaviour")
-    into = _path(graph, start, lambda i: i in targets, lambda i: inside[i])
-    entry = into[-1][0] if into else start
-    component = component_of.get(entry)
-    cycle = [] if component is None else _fair_cycle(graph, entry, component)
-    return PropertyResult(prop, Verdict.VIOLATED, *_lasso(graph, prop, start, into, cycle))
-
-
-def check_persists(graph: FairnessGraph, prop: Property) -> PropertyResult:
-    """The verdict on one PERSISTS (eventually always) property over an explored graph."""
-    assert prop.kind is Kind.PERSISTS
-    everywhere = [True] * len(graph.states)
-    targets, component_of = _fair_targets(graph, everywhere)
-    bad = [i for i in sorted(targets) if not prop.predicate(graph.states[i])]
-    if not bad:
-        if graph.end is not EndReason.EXHAUSTED:
-            return PropertyResult(prop, Verdict.INCOMPLETE, None, graph.end.value)
-        return PropertyResult(prop, Verdict.HOLDS, None, "holds for good on every fair behaviour")
-    best: tuple[int, int, list[Edge]] | None = None  # (lasso length, state, cycle)
-    for i in bad[:LASSO_CANDIDATES]:
-        component = component_of.get(i)
-        cycle = [] if component is None else _fair_cycle(graph, i, component)
-        if best is None or graph.depth[i] + len(cycle) < best[0]:
-            best = (graph.depth[i] + len(cycle), i, cycle)
-    assert best is not None
-    _, start, cycle = best
-    return PropertyResult(prop, Verdict.VIOLATED, *_lasso(graph, prop, start, [], cycle))
-
-
+UNFAIR = 0  # the class id of an edge no fairness forces
 # How many of the first failing states (breadth-first) a persistence lasso may start from;
 # the shortest lasso among them is reported.
 LASSO_CANDIDATES = 64
 
 
-def _fair_targets(
-    graph: FairnessGraph, inside: list[bool]
-) -> tuple[set[int], dict[int, frozenset[int]]]:
-    """Non-goal states a fair behaviour can stay in forever, and their fair components."""
-    targets = {
-        i for i in range(len(graph.states)) if inside[i] and not graph.enabled(i)
-    }  # stuttering: nothing fair is enabled
-    sub = nx.DiGraph()
-    sub.add_nodes_from(i for i, ok in enumerate(inside) if ok)
-    sub.add_edges_from(
-        (i, t) for i, ok in enumerate(inside) if ok for t, _, _ in graph.edges[i] if inside[t]
-    )
-    component_of: dict[int, frozenset[int]] = {}
-    for members in nx.strongly_connected_components(sub):
-        nodes = frozenset(members)
-        if len(nodes) == 1:
-            (only,) = nodes
-            if not sub.has_edge(only, only):
-                continue
-        if _fair(graph, nodes):
-            targets |= nodes
-            for i in nodes:
-                component_of[i] = nodes
-    return targets, component_of
+class FairnessGraph:
+    """The explored graph as a liveness judgement needs it: edges, classes, property bits.
+
+    The search calls `visit` on each new state (in index order) and `expanded` with each
+    expanded state's successors (in index order too); `fingerprint -> index` lives in
+    the search's store. Fairness classes are interned to small ints (0: unfair).
+    """
+
+    def __init__(self, properties: Sequence[Property]) -> None:
+        self.properties = tuple(properties)
+        self.goal = [bytearray() for _ in self.properties]
+        self.trigger = [bytearray() for _ in self.properties]
+        self.offsets = array("Q", [0])  # edges of expanded state i: offsets[i]..offsets[i+1]
+        self.targets = array("I")
+        self.classes = array("I")
+        self.class_ids: dict[Any, int] = {}
+        self.class_names: list[Any] = [None]
+        self.initial_count = 0
+
+    # -- recording (the search calls these) ------------------------------------
+
+    def visit(self, state: Any, initial: bool) -> None:
+        """Evaluate each property's goal and trigger on a new state."""
+        if initial:
+            self.initial_count += 1
+        for k, prop in enumerate(self.properties):
+            self.goal[k].append(1 if prop.predicate(state) else 0)
+            if prop.kind is Kind.LEADS_TO:
+                fires = initial if prop.trigger is None else bool(prop.trigger(state))
+                self.trigger[k].append(1 if fires else 0)
+
+    def class_id(self, fairness: Any) -> int:
+        """The id of a fairness class (None: unfair, 0)."""
+        if fairness is None:
+            return UNFAIR
+        found = self.class_ids.get(fairness)
+        if found is None:
+            found = self.class_ids[fairness] = len(self.class_names)
+            self.class_names.append(fairness)
+        return found
+
+    def expanded(self, targets: Sequence[int], classes: Sequence[int]) -> None:
+        """The edges of the next state in index order, in `successors` order."""
+        self.targets.extend(targets)
+        self.classes.extend(classes)
+        self.offsets.append(len(self.targets))
+
+    # -- sizes ---------------------------------------------------------------
+
+    @property
+    def states(self) -> int:
+        return len(self.goal[0]) if self.goal else 0
+
+    @property
+    def expanded_count(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def edges(self) -> int:
+        return len(self.targets)
+
+    def out(self, i: int) -> range:
+        """Edge ids of expanded state i (its moves are the offsets from the first)."""
+        return range(self.offsets[i], self.offsets[i + 1])
+
+    def nbytes(self) -> int:
+        """Bytes held by the packed arrays (the store's fingerprints are counted there)."""
+        arrays = (self.offsets, self.targets, self.classes)
+        return sum(a.itemsize * len(a) for a in arrays) + sum(map(len, self.goal + self.trigger))
 
 
-def _fair(graph: FairnessGraph, nodes: frozenset[int]) -> bool:
-    """Whether a cycle through all of `nodes` can be weakly fair."""
-    always_on = set.intersection(*(graph.enabled(i) for i in nodes))
-    taken = {c for i in nodes for t, c, _ in graph.edges[i] if t in nodes}
-    return always_on <= taken
+class Judge:
+    """Judges liveness properties on a recorded graph; `trace_to(moves)` rebuilds traces.
 
+    `moves_to(i)` gives the breadth-first moves from an initial state to state i
+    (initial position first); `depth(i)` its level.
+    """
 
-def _can_reach(graph: FairnessGraph, inside: list[bool], targets: set[int]) -> list[bool]:
-    """Per state: whether it reaches a target through non-goal states only."""
-    back: list[list[int]] = [[] for _ in graph.states]
-    for i, out in enumerate(graph.edges):
-        if inside[i]:
-            for t, _, _ in out:
-                if inside[t]:
-                    back[t].append(i)
-    able = [False] * len(graph.states)
-    queue = deque(sorted(targets))
-    for t in queue:
-        able[t] = True
-    while queue:
-        for i in back[queue.popleft()]:
-            if not able[i]:
-                able[i] = True
-                queue.append(i)
-    return able
+    def __init__(
+        self,
+        graph: FairnessGraph,
+        moves_to: Callable[[int], list[int]],
+        trace_of: Callable[[list[int]], Trace],
+        depth: Callable[[int], int],
+        end: EndReason,
+    ) -> None:
+        self.g = graph
+        self.moves_to = moves_to
+        self.trace_of = trace_of
+        self.depth = depth
+        self.end = end
+        n, m = graph.states, graph.expanded_count
+        self.n = n
+        self.expanded_mask = np.zeros(n, dtype=bool)
+        self.expanded_mask[:m] = True
+        # 32-bit views of the packed arrays (no copies but `src`): a graph costs its edges
+        degrees = np.diff(np.frombuffer(graph.offsets, dtype=np.uint64)).astype(np.int32)
+        self.src = np.repeat(np.arange(m, dtype=np.int32), degrees)
+        del degrees
+        self.dst = np.frombuffer(graph.targets, dtype=np.uint32).view(np.int32)
+        self.cls = np.frombuffer(graph.classes, dtype=np.uint32).view(np.int32)
+        fair = self.cls != UNFAIR
+        # (state, class) pairs: which fair classes each expanded state enables
+        names = len(graph.class_names)
+        pairs = np.unique(self.src[fair].astype(np.int64) * names + self.cls[fair])
+        del fair
+        self.enabled_state = (pairs // names).astype(np.int32)
+        self.enabled_class = (pairs % names).astype(np.int32)
+        del pairs
+        self.enabled_count = np.bincount(self.enabled_state, minlength=n)
+
+    def judge(self, prop: Property, index: int) -> PropertyResult:
+        if prop.kind is Kind.PERSISTS:
+            return self._persists(prop, index)
+        return self._leads_to(prop, index)
+
+    # -- the two kinds -----------------------------------------------------------
+
+    def _leads_to(self, prop: Property, k: int) -> PropertyResult:
+        goal = np.frombuffer(bytes(self.g.goal[k]), dtype=np.uint8).astype(bool)
+        trigger = np.frombuffer(bytes(self.g.trigger[k]), dtype=np.uint8).astype(bool)
+        inside = ~goal & self.expanded_mask
+        targets, label = self._fair_targets(inside)
+        able = self._can_reach(inside, targets)
+        starts = np.flatnonzero(trigger & able)
+        if not len(starts):
+            return self._no_lasso(prop, "holds on every fair behaviour")
+        start = int(starts[0])
+        into = self._path(start, lambda i: bool(targets[i]), inside)
+        entry = into[-1][0] if into else start
+        cycle = self._fair_cycle(entry, label, inside) if self._in_component(entry, label) else []
+        return PropertyResult(prop, Verdict.VIOLATED, *self._lasso(prop, start, into, cycle))
+
+    def _persists(self, prop: Property, k: int) -> PropertyResult:
+        goal = np.frombuffer(bytes(self.g.goal[k]), dtype=np.uint8).astype(bool)
+        inside = self.expanded_mask.copy()
+        targets, label = self._fair_targets(inside)
+        bad = np.flatnonzero(targets & ~goal)[:LASSO_CANDIDATES]
+        if not len(bad):
+            return self._no_lasso(prop, "holds for good on every fair behaviour")
+        best: tuple[int, int, list[Edge]] | None = None
+        for i in map(int, bad):
+            cycle = self._fair_cycle(i, label, inside) if self._in_component(i, label) else []
+            if best is None or self.depth(i) + len(cycle) < best[0]:
+                best = (self.depth(i) + len(cycle), i, cycle)
+        assert best is not None
+        _, start, cycle = best
+        return PropertyResult(prop, Verdict.VIOLATED, *self._lasso(prop, start, [], cycle))
+
+    def _no_lasso(self, prop: Property, holds: str) -> PropertyResult:
+        if self.end is not EndReason.EXHAUSTED:
+            return PropertyResult(prop, Verdict.INCOMPLETE, None, self.end.value)
+        return PropertyResult(prop, Verdict.HOLDS, None, holds)
+
+    # -- components ------------------------------------------------------------
+
+    def _fair_targets(self, inside: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """States a fair behaviour can stay in forever (inside), and component labels
+        (-1 for a state in no fair component)."""
+        n, names = self.n, len(self.g.class_names)
+        keep = inside[self.src] & inside[self.dst]
+        src, dst, cls = self.src[keep], self.dst[keep], self.cls[keep]
+        matrix = csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n))
+        _, labels = connected_components(matrix, directed=True, connection="strong")
+        del matrix
+        sizes = np.bincount(labels, minlength=n)
+        looped = np.zeros(n, dtype=bool)
+        looped[labels[src[src == dst]]] = True
+        cyclic = (sizes > 1) | looped  # per component label
+        # fair: every class enabled in all of a component's states is taken inside it
+        labels = labels.astype(np.int64)
+        comp_of_pair = labels[self.enabled_state]
+        pair = np.unique(comp_of_pair * names + self.enabled_class, return_counts=True)
+        del comp_of_pair
+        always_on = pair[0][pair[1] == sizes[pair[0] // names]]
+        internal = labels[src] == labels[dst]
+        taken = np.unique(labels[src[internal]] * names + cls[internal])
+        del src, dst, cls, internal
+        missing = np.setdiff1d(always_on, taken, assume_unique=True) // names
+        fair = cyclic.copy()
+        fair[missing] = False
+        in_fair = fair[labels] & inside
+        stutter = inside & (self.enabled_count == 0)
+        label = np.where(in_fair, labels, -1)
+        return in_fair | stutter, label
+
+    def _in_component(self, i: int, label: np.ndarray) -> bool:
+        return bool(label[i] >= 0)
+
+    def _can_reach(self, inside: np.ndarray, targets: np.ndarray) -> np.ndarray:
+        """Per state: whether it reaches a target through `inside` states only."""
+        n = self.n
+        keep = inside[self.src] & inside[self.dst]
+        # reversed edges, plus a virtual root n pointing at every target
+        tgt = np.flatnonzero(targets).astype(np.int32)
+        rows = np.concatenate([self.dst[keep], np.full(len(tgt), n, dtype=np.int32)])
+        cols = np.concatenate([self.src[keep], tgt])
+        back = csr_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(n + 1, n + 1))
+        order = breadth_first_order(back, n, directed=True, return_predecessors=False)
+        able = np.zeros(n + 1, dtype=bool)
+        able[order] = True
+        return able[:n]
+
+    # -- paths and cycles ------------------------------------------------------
+
+    def _path(self, start: int, done: Callable[[int], bool], inside: np.ndarray) -> list[Edge]:
+        """The shortest path (first edges first) from `start` to a `done` node via `inside`."""
+        if done(start):
+            return []
+        g = self.g
+        seen = {start: (-1, -1)}
+        queue = deque([start])
+        while queue:
+            node = queue.popleft()
+            first = g.offsets[node]
+            for e in g.out(node):
+                target = g.targets[e]
+                if target in seen or not inside[target]:
+                    continue
+                seen[target] = (node, e - first)
+                if done(target):
+                    path = []
+                    at = target
+                    while at != start:
+                        prev, move = seen[at]
+                        path.append((at, move))
+                        at = prev
+                    return path[::-1]
+                queue.append(target)
+        raise AssertionError("no path where one was proven to exist")
+
+    def _enabled(self, i: int) -> set[int]:
+        g = self.g
+        return {g.classes[e] for e in g.out(i)} - {UNFAIR}
+
+    def _fair_cycle(self, entry: int, label: np.ndarray, inside: np.ndarray) -> list[Edge]:
+        """A short cycle from `entry` through its component that treats every class fairly.
+
+        Start from a shortest cycle through `entry`; while some class is enabled in every
+        state of the cycle and taken by none of its edges, add a detour from `entry` to the
+        nearest state where it is disabled or to one of its edges (taken), and back. Each
+        detour settles one class for good, and the component is fair, so one exists.
+        """
+        g = self.g
+        comp = label[entry]
+        members = (label == comp) & inside
+
+        def home(i: int) -> bool:
+            return i == entry
+
+        cycle: list[Edge] = []
+        first = g.offsets[entry]
+        for e in g.out(entry):
+            target = g.targets[e]
+            if members[target]:
+                candidate = [(target, e - first), *self._path(target, home, members)]
+                if not cycle or len(candidate) < len(cycle):
+                    cycle = candidate
+        while True:
+            on_cycle = [entry, *(t for t, _ in cycle)]
+            everywhere = set.intersection(*(self._enabled(i) for i in on_cycle))
+            froms = [entry, *(t for t, _ in cycle[:-1])]
+            taken = {g.classes[g.offsets[a] + m] for a, (_, m) in zip(froms, cycle, strict=True)}
+            # in the order of the classes' names, so the lasso does not depend on ids
+            missing = sorted(everywhere - taken, key=lambda c: str(g.class_names[c]))
+            if not missing:
+                return cycle
+            c = missing[0]
+
+            def ready(i: int, c: int = c) -> bool:
+                return c not in self._enabled(i) or any(
+                    g.classes[e] == c and members[g.targets[e]] for e in g.out(i)
+                )
+
+            detour = self._path(entry, ready, members)
+            at = detour[-1][0] if detour else entry
+            if c in self._enabled(at):
+                e = next(e for e in g.out(at) if g.classes[e] == c and members[g.targets[e]])
+                detour.append((g.targets[e], e - g.offsets[at]))
+                at = g.targets[e]
+            cycle = [*detour, *self._path(at, home, members), *cycle]
+
+    def _lasso(
+        self, prop: Property, start: int, into: list[Edge], cycle: list[Edge]
+    ) -> tuple[Trace, str]:
+        moves = self.moves_to(start) + [m for _, m in into] + [m for _, m in cycle]
+        trace = self.trace_of(moves)
+        loop_from = len(trace) - len(cycle)
+        lasso = Trace(trace.steps, loop_from)
+        steps = "1 step" if len(cycle) == 1 else f"{len(cycle)} steps"
+        if prop.kind is Kind.PERSISTS and cycle:
+            why = f"a fair cycle of {steps} (from step {loop_from}) back to where it fails"
+        elif prop.kind is Kind.PERSISTS:
+            why = f"stuck at step {loop_from}, where it fails and no fair action is enabled"
+        elif cycle:
+            why = f"a fair cycle of {steps} (from step {loop_from}) on which it never comes true"
+        else:
+            why = f"stuck at step {loop_from}, where no fair action is enabled"
+        return lasso, why
 
 
 Edge = tuple[int, int]  # (target, move) from the previous node of a path
 
 
-def _path(
-    graph: FairnessGraph, start: int, done: Callable[[int], bool], allowed: Callable[[int], bool]
-) -> list[Edge]:
-    """The shortest path (first edges first) from `start` to a `done` node through `allowed`."""
-    if done(start):
-        return []
-    seen = {start: (-1, -1, -1)}
-    queue = deque([start])
-    while queue:
-        node = queue.popleft()
-        for target, _, move in graph.edges[node]:
-            if target in seen or not allowed(target):
-                continue
-            seen[target] = (node, target, move)
-            if done(target):
-                path = []
-                at = target
-                while at != start:
-                    prev, _, mv = seen[at]
-                    path.append((at, mv))
-                    at = prev
-                return path[::-1]
-            queue.append(target)
-    raise AssertionError("no path where one was proven to exist")
-
-
-def _fair_cycle(graph: FairnessGraph, entry: int, nodes: frozenset[int]) -> list[Edge]:
-    """A short cycle from `entry` through `nodes` that treats every fairness class fairly.
-
-    Start from a shortest cycle through `entry`; while some class is enabled in every
-    state of the cycle and taken by none of its edges, add a detour from `entry` to the
-    nearest state where it is disabled or to one of its edges (taken), and back. Each
-    detour settles one class for good (enabled everywhere only shrinks as states are
-    added, taken only grows), and the component is fair, so such a detour always exists.
-    """
-
-    def inside(i: int) -> bool:
-        return i in nodes
-
-    def home(i: int) -> bool:
-        return i == entry
-
-    cycle: list[Edge] = []
-    for target, _, move in graph.edges[entry]:
-        if target in nodes:
-            candidate = [(target, move), *_path(graph, target, home, inside)]
-            if not cycle or len(candidate) < len(cycle):
-                cycle = candidate
-    while True:
-        on_cycle = [entry, *(t for t, _ in cycle)]
-        everywhere = set.intersection(*(graph.enabled(i) for i in on_cycle))
-        froms = [entry, *(t for t, _ in cycle[:-1])]
-        taken = {_class_of(graph, a, m) for a, (_, m) in zip(froms, cycle, strict=True)}
-        missing = sorted(everywhere - taken)
-        if not missing:
-            return cycle
-        c = missing[0]
-
-        def ready(i: int, c: str = c) -> bool:
-            return c not in graph.enabled(i) or any(
-                cc == c and t in nodes for t, cc, _ in graph.edges[i]
-            )
-
-        detour = _path(graph, entry, ready, inside)
-        at = detour[-1][0] if detour else entry
-        if c in graph.enabled(at):
-            step = next((t, m) for t, cc, m in graph.edges[at] if cc == c and t in nodes)
-            detour.append(step)
-            at = step[0]
-        cycle = [*detour, *_path(graph, at, home, inside), *cycle]
-
-
-def _class_of(graph: FairnessGraph, node: int, move: int) -> str | None:
-    return next(c for _, c, m in graph.edges[node] if m == move)
-
-
-def _lasso(
-    graph: FairnessGraph, prop: Property, start: int, into: list[Edge], cycle: list[Edge]
-) -> tuple[Trace, str]:
-    moves = graph.moves_to(start) + [m for _, m in into] + [m for _, m in cycle]
-    trace = rebuild_trace(graph.model, graph.initial, moves)
-    loop_from = len(trace) - len(cycle)
-    lasso = Trace(trace.steps, loop_from)
-    steps = "1 step" if len(cycle) == 1 else f"{len(cycle)} steps"
-    if prop.kind is Kind.PERSISTS and cycle:
-        why = f"a fair cycle of {steps} (from step {loop_from}) back to where it fails"
-    elif prop.kind is Kind.PERSISTS:
-        why = f"stuck at step {loop_from}, where it fails and no fair action is enabled"
-    elif cycle:
-        why = f"a fair cycle of {steps} (from step {loop_from}) on which it never comes true"
-    else:
-        why = f"stuck at step {loop_from}, where no fair action is enabled"
-    return lasso, why
-
-
-def check_liveness(
-    model: Model[Any], properties: Sequence[Property], max_states: int | None = None
-) -> tuple[list[PropertyResult], Stats]:
-    """Explore the whole graph once and judge every liveness property on it."""
-    start = time.perf_counter()
-    graph = FairnessGraph(model, max_states)
-    results = [
-        check_persists(graph, p) if p.kind is Kind.PERSISTS else check_leads_to(graph, p)
-        for p in properties
-    ]
-    transitions = sum(len(out) for out in graph.edges)
-    stats = Stats(
-        distinct_states=len(graph.states),
-        generated_states=len(graph.initial) + transitions,
-        transitions=transitions,
-        depth=max(graph.depth, default=0),
-        seconds=time.perf_counter() - start,
-        peak_memory_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-    )
-    return results, stats
+def level_of(level_starts: Sequence[int]) -> Callable[[int], int]:
+    """The depth of state i, given the first index of each breadth-first level."""
+    return lambda i: bisect_right(level_starts, i) - 1

@@ -79,7 +79,7 @@ from checker.errors import LeadercheckError, ModelError
 from checker.model import Model
 from checker.properties import Property
 from checker.result import CheckResult, EndReason, Progress, Stats
-from checker.search import NO_PARENT, resident_memory, with_liveness
+from checker.search import NO_PARENT, Bounds, resident_memory, with_liveness
 from checker.successors import (
     FP_MASK,
     KNOWN,
@@ -149,7 +149,9 @@ def check_parallel(
             if own:
                 used.close()
 
-    return with_liveness(model, properties, max_states, safety_search)
+    bounds = Bounds(max_states, max_depth, max_memory, progress)
+    why = "the workers each hold a part of the graph, and fair cycles need all of it"
+    return with_liveness(model, properties, bounds, safety_search, why)
 
 
 # -- what crosses between the coordinator and the workers ------------------------

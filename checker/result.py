@@ -27,6 +27,22 @@ class EndReason(enum.Enum):
 
 
 @dataclass(frozen=True)
+class Phase:
+    """One phase of a check: what it explored or judged, and what it cost.
+
+    A check has one phase per exploration (the search; with reductions or workers, a
+    second, unreduced one for liveness) and one for judging fair cycles.
+    """
+
+    name: str
+    distinct_states: int
+    transitions: int
+    seconds: float
+    peak_memory_bytes: int
+    end: EndReason = EndReason.EXHAUSTED
+
+
+@dataclass(frozen=True)
 class Stats:
     distinct_states: int
     generated_states: int  # initial states + successors computed, repeats included
@@ -34,6 +50,7 @@ class Stats:
     depth: int  # the largest breadth-first level reached, in steps
     seconds: float
     peak_memory_bytes: int
+    phases: tuple[Phase, ...] = ()  # every phase, when there is more than the search
 
     @property
     def states_per_second(self) -> float:
@@ -60,6 +77,7 @@ class CheckResult:
     results: tuple[PropertyResult, ...]
     stats: Stats
     end: EndReason
+    notes: tuple[str, ...] = ()  # what the search could not apply, and why
 
     @property
     def verdict(self) -> Verdict:

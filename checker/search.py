@@ -24,12 +24,22 @@ import time
 from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from checker.errors import ModelError
+from checker.liveness import FairnessGraph, Judge, level_of
 from checker.model import Model
 from checker.properties import LIVENESS, Kind, Property
-from checker.result import CheckResult, EndReason, Progress, PropertyResult, Stats, Verdict
+from checker.result import (
+    CheckResult,
+    EndReason,
+    Phase,
+    Progress,
+    PropertyResult,
+    Stats,
+    Verdict,
+)
 from checker.successors import (
     FP_MASK,
     KNOWN,
@@ -64,41 +74,94 @@ def check(
     INCOMPLETE. `reductions` may store one state per orbit of the model's declared
     node symmetry (no effect on a model that declares none). `progress`, if given, is
     called every PROGRESS_EVERY new states; it decides itself whether to show anything.
-    """
 
-    def safety_search(safety: Sequence[Property]) -> CheckResult:
-        search = _Search(model, safety, max_states, max_depth, max_memory, progress)
+    Liveness properties are judged on the fairness graph that the same exploration
+    records (checker/liveness.py). Under a reduction the graph would be the reduced
+    one, which does not keep fair cycles, so the reduced search judges the other
+    properties and a second, unreduced exploration the liveness ones (with a note).
+    """
+    bounds = Bounds(max_states, max_depth, max_memory, progress)
+    if not reductions.symmetry and not reductions.por:
+        return _Search(model, properties, bounds).run()
+
+    def reduced_search(safety: Sequence[Property]) -> CheckResult:
+        search = _Search(model, safety, bounds)
         search.canonical = reductions.canonical(model)
         search.por = reductions.por
         return search.run()
 
-    return with_liveness(model, properties, max_states, safety_search)
+    why = "symmetry and partial-order reduction do not keep fair cycles"
+    return with_liveness(model, properties, bounds, reduced_search, why)
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """What may stop a search early, and whom to tell how it goes."""
+
+    max_states: int | None = None
+    max_depth: int | None = None
+    max_memory: int | None = None
+    progress: Callable[[Progress], None] | None = None
 
 
 def with_liveness(
     model: Model[S],
     properties: Sequence[Property],
-    max_states: int | None,
-    safety_search: Callable[[Sequence[Property]], CheckResult],
+    bounds: Bounds,
+    first_search: Callable[[Sequence[Property]], CheckResult],
+    why: str,
 ) -> CheckResult:
-    """Judge the liveness properties on the whole fair graph (checker/liveness.py), the
-    others with `safety_search`; results in the order given. Every engine goes through
-    here, so none mistakes a liveness property for a reachability claim."""
+    """Judge the safety properties with `first_search` (reduced, or over workers), then
+    the liveness ones on an unreduced one-process exploration; results in the order given.
+
+    `why` says why the first search cannot judge liveness; the result carries it as a
+    note. Ctrl-C in the first search ends the check (the liveness phase does not start).
+    """
     live = [p for p in properties if p.kind in LIVENESS]
     safety = [p for p in properties if p.kind not in LIVENESS]
     if not live:
-        return safety_search(safety)
-    from checker.liveness import check_liveness  # noqa: PLC0415 (only when asked for)
+        return first_search(safety)
+    first = first_search(safety) if safety else None
+    note = f"liveness judged by a second search, unreduced and in one process: {why}"
+    if first is not None and first.end is EndReason.INTERRUPTED:
+        skipped = [PropertyResult(p, Verdict.INCOMPLETE, None, "interrupted") for p in live]
+        return _merge(properties, [first], skipped, first.end, note)
+    second = _Search(model, live, bounds).run()
+    end = second.end
+    if first is not None and first.end not in (EndReason.EXHAUSTED, EndReason.DECIDED):
+        end = first.end
+    runs = [first, second] if first is not None else [second]
+    return _merge(properties, runs, [], end, note)
 
-    judged, live_stats = check_liveness(model, live, max_states)
-    if not safety:
-        end = EndReason.EXHAUSTED
-        if any(r.verdict is Verdict.INCOMPLETE for r in judged):
-            end = EndReason.MAX_STATES
-        return CheckResult(tuple(judged), live_stats, end)
-    result = safety_search(safety)
-    by_name = {r.prop.name: r for r in (*result.results, *judged)}
-    return CheckResult(tuple(by_name[p.name] for p in properties), result.stats, result.end)
+
+def _merge(
+    properties: Sequence[Property],
+    runs: Sequence[CheckResult],
+    extra: Sequence[PropertyResult],
+    end: EndReason,
+    note: str,
+) -> CheckResult:
+    by_name = {r.prop.name: r for run in runs for r in run.results}
+    by_name.update({r.prop.name: r for r in extra})
+    # the headline counts are the largest exploration's: with liveness that is the whole
+    # graph, which the one-process search explores too (every phase is listed beside it)
+    main = max((run.stats for run in runs), key=lambda st: st.distinct_states)
+    phases = tuple(ph for run in runs for ph in (run.stats.phases or _as_phases(run)))
+    stats = replace(
+        main,
+        seconds=sum(run.stats.seconds for run in runs),
+        peak_memory_bytes=max(run.stats.peak_memory_bytes for run in runs),
+        phases=phases,
+    )
+    notes = tuple(n for run in runs for n in run.notes) + (note,)
+    return CheckResult(tuple(by_name[p.name] for p in properties), stats, end, notes)
+
+
+def _as_phases(run: CheckResult) -> tuple[Phase, ...]:
+    s = run.stats
+    return (
+        Phase("search", s.distinct_states, s.transitions, s.seconds, s.peak_memory_bytes, run.end),
+    )
 
 
 PROGRESS_EVERY = 2048
@@ -115,31 +178,35 @@ def resident_memory() -> int:
 
 
 class _Search:
-    def __init__(
-        self,
-        model: Model[Any],
-        properties: Sequence[Property],
-        max_states: int | None,
-        max_depth: int | None,
-        max_memory: int | None,
-        progress: Callable[[Progress], None] | None = None,
-    ) -> None:
+    """One breadth-first exploration: the store (fingerprints, parent index and move per
+    state), the frontier, and the observers (the properties still undecided, and the
+    fairness graph when liveness properties are judged)."""
+
+    def __init__(self, model: Model[Any], properties: Sequence[Property], bounds: Bounds) -> None:
         self.model = model
-        self.progress = progress
+        self.bounds = bounds
+        self.progress = bounds.progress
         self.start = time.perf_counter()
         self._initial: list[Any] = []
         self.properties = tuple(properties)
-        self.max_states = max_states
-        self.max_depth = max_depth
-        self.max_memory = max_memory
+        self.max_states = bounds.max_states
+        self.max_depth = bounds.max_depth
+        self.max_memory = bounds.max_memory
         self.canonical: Callable[[Any], Any] | None = None
         self.por = False
         self.seen: set[int] = set()
         self.parents = array("I")  # per state index: the index it was discovered from
         self.moves = array("I")  # per state index: its position among the parent's successors
+        self.levels = array("I", [0])  # the first index of each breadth-first level
         self.found: dict[str, int] = {}  # property name -> index of the state that decided it
-        # (name, predicate, whether it is an invariant) of each property not yet decided
-        self.undecided = [(p.name, p.predicate, p.kind is Kind.ALWAYS) for p in self.properties]
+        # (name, predicate, whether it is an invariant) of each state property not yet decided
+        self.undecided = [
+            (p.name, p.predicate, p.kind is Kind.ALWAYS)
+            for p in self.properties
+            if p.kind not in LIVENESS
+        ]
+        live = [p for p in self.properties if p.kind in LIVENESS]
+        self.graph = FairnessGraph(live) if live else None
         self.generated = 0
         self.depth = 0
         self.current = NO_PARENT  # index of the state being expanded, for error traces
@@ -151,16 +218,28 @@ class _Search:
         except KeyboardInterrupt:
             end = EndReason.INTERRUPTED
         seconds = time.perf_counter() - self.start
+        peak = _peak()
         stats = Stats(
             distinct_states=len(self.parents),
             generated_states=self.generated,
             transitions=self.generated - len(self._initial),
             depth=self.depth,
             seconds=seconds,
-            peak_memory_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            peak_memory_bytes=peak,
         )
-        results = tuple(self._judge(p, end) for p in self.properties)
-        return CheckResult(results=results, stats=stats, end=end)
+        results = [self._judge(p, end) for p in self.properties if p.kind not in LIVENESS]
+        if self.graph is None:
+            return CheckResult(results=tuple(results), stats=stats, end=end)
+        search = Phase("search", stats.distinct_states, stats.transitions, seconds, peak, end)
+        live, phase, end = self._judge_liveness(end)
+        by_name = {r.prop.name: r for r in (*results, *live)}
+        stats = replace(
+            stats,
+            seconds=seconds + phase.seconds,
+            peak_memory_bytes=_peak(),
+            phases=(search, phase),
+        )
+        return CheckResult(tuple(by_name[p.name] for p in self.properties), stats, end)
 
     # -- exploration -------------------------------------------------------
 
@@ -178,6 +257,8 @@ class _Search:
         initial = self._call(lambda: list(self.model.initial_states()), "initial_states")
         self._initial = initial
         self.generated = len(initial)
+        if self.graph is not None:
+            return self._explore_graph(initial, self.graph)
         frontier: list[Any] = []
         for move, state in enumerate(initial):
             if self.canonical is not None:
@@ -224,6 +305,7 @@ class _Search:
                     count = len(parents)
                     if count - 1 == level_end:
                         self.depth += 1
+                        self.levels.append(level_end)
                     if self._visit(succ, count - 1):
                         return EndReason.DECIDED
                     if count % PROGRESS_EVERY == 0:
@@ -238,6 +320,121 @@ class _Search:
             except Exception as exc:  # any failure in user code is reported, with its trace
                 raise self._model_error(exc, current, "successors") from exc
         return EndReason.EXHAUSTED
+
+    def _explore_graph(self, initial: list[Any], graph: FairnessGraph) -> EndReason:
+        """The same search, recording every edge with its fairness class for liveness.
+
+        Deciding every state property does not stop it (liveness needs the whole graph),
+        and the store maps each fingerprint to its index, since an edge may lead back to
+        any state. A state counts as expanded once all its edges are recorded.
+        """
+        index: dict[int, int] = {}
+        parents, moves = self.parents, self.moves
+        queue: deque[Any] = deque()
+        for move, state in enumerate(initial):
+            fp = hash(state) & FP_MASK
+            if fp in index:
+                continue
+            index[fp] = len(parents)
+            parents.append(NO_PARENT)
+            moves.append(move)
+            queue.append(state)
+            self._observe(state, len(parents) - 1, graph, True)
+            if (bound := self._stop_bound()) is not None:
+                return bound
+        successors, fairness, class_id = self.model.successors, self.model.fairness, graph.class_id
+        expanded = 0
+        level_end = 0
+        limit = self.max_states if self.max_states is not None else 1 << 62
+        while queue:
+            if expanded == level_end:
+                if self.max_depth is not None and self.depth >= self.max_depth:
+                    beyond = any(
+                        hash(succ) & FP_MASK not in index
+                        for state in queue
+                        for _, succ in successors(state)
+                    )
+                    return EndReason.MAX_DEPTH if beyond else EndReason.EXHAUSTED
+                level_end = len(parents)
+            state = queue.popleft()
+            self.current = current = expanded
+            targets: list[int] = []
+            classes: list[int] = []
+            try:
+                for move, (action, succ) in enumerate(successors(state)):
+                    self.generated += 1
+                    fp = hash(succ) & FP_MASK
+                    target = index.get(fp)
+                    if target is None:
+                        target = count = len(parents)
+                        if count >= limit:
+                            return EndReason.MAX_STATES
+                        index[fp] = count
+                        parents.append(current)
+                        moves.append(move)
+                        queue.append(succ)
+                        if count == level_end:
+                            self.depth += 1
+                            self.levels.append(level_end)
+                        self._observe(succ, count, graph, False)
+                        if (count + 1) % PROGRESS_EVERY == 0:
+                            if (bound := self._stop_bound()) is not None:
+                                return bound
+                            if self.progress:
+                                self._report(len(queue))
+                    targets.append(target)
+                    classes.append(class_id(fairness(action)))
+            except ModelError:
+                raise
+            except Exception as exc:  # any failure in user code is reported, with its trace
+                raise self._model_error(exc, current, "successors") from exc
+            graph.expanded(targets, classes)
+            expanded += 1
+        return EndReason.EXHAUSTED
+
+    def _observe(self, state: Any, index: int, graph: FairnessGraph, initial: bool) -> None:
+        """The state properties and the fairness graph's bits, on a new state."""
+        self._visit(state, index)
+        try:
+            graph.visit(state, initial)
+        except Exception as exc:
+            raise self._model_error(exc, index, "a liveness property") from exc
+
+    def _judge_liveness(self, end: EndReason) -> tuple[list[PropertyResult], Phase, EndReason]:
+        """Judge the liveness properties on the recorded graph (a phase of its own).
+
+        After Ctrl-C nothing is judged; the memory bound and Ctrl-C apply to this phase too.
+        """
+        graph = self.graph
+        assert graph is not None
+        start = time.perf_counter()
+        live = graph.properties
+        cut: EndReason | None = EndReason.INTERRUPTED if end is EndReason.INTERRUPTED else None
+        results: list[PropertyResult] = []
+        if cut is None:
+            try:
+                if self.max_memory is not None and resident_memory() >= self.max_memory:
+                    raise MemoryBound
+                judge = Judge(
+                    graph,
+                    self._moves_to,
+                    lambda moves: rebuild_trace(self.model, self._initial, moves),
+                    level_of(self.levels),
+                    EndReason.EXHAUSTED if end is EndReason.DECIDED else end,
+                )
+                results = [judge.judge(p, k) for k, p in enumerate(live)]
+            except KeyboardInterrupt:
+                cut = EndReason.INTERRUPTED
+            except (MemoryBound, MemoryError):
+                cut = EndReason.MAX_MEMORY
+        if cut is not None:
+            end = cut
+            results = [PropertyResult(p, Verdict.INCOMPLETE, None, cut.value) for p in live]
+        seconds = time.perf_counter() - start
+        phase = Phase(
+            "fair cycles", graph.states, graph.edges, seconds, _peak(), cut or EndReason.EXHAUSTED
+        )
+        return results, phase, end
 
     def _stop_bound(self) -> EndReason | None:
         if self.max_states is not None and len(self.parents) >= self.max_states:
@@ -293,11 +490,22 @@ class _Search:
         index = self.found.get(prop.name)
         return judge(prop, None if index is None else self._trace_to(index), end)
 
-    def _trace_to(self, index: int) -> Trace:
-        """Rebuild the trace to state `index` by re-executing the model along stored moves."""
+    def _moves_to(self, index: int) -> list[int]:
         moves = []
         while index != NO_PARENT:
             moves.append(self.moves[index])
             index = self.parents[index]
         moves.reverse()
-        return rebuild_trace(self.model, self._initial, moves, self.canonical)
+        return moves
+
+    def _trace_to(self, index: int) -> Trace:
+        """Rebuild the trace to state `index` by re-executing the model along stored moves."""
+        return rebuild_trace(self.model, self._initial, self._moves_to(index), self.canonical)
+
+
+class MemoryBound(Exception):
+    """The memory bound was reached between two phases."""
+
+
+def _peak() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

@@ -9,7 +9,7 @@ from typing import Any
 from checker.render.context import TraceContext
 from checker.render.files import Written
 from checker.render.text import trace_lines
-from checker.result import CheckResult, Measurement, PropertyResult, Verdict
+from checker.result import CheckResult, EndReason, Measurement, PropertyResult, Stats, Verdict
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,8 @@ def report_lines(run: Run) -> list[str]:
         f"depth {s.depth}, {s.seconds:.2f} s, {s.states_per_second:,.0f} states/s, "
         f"peak memory {s.peak_memory_bytes / 2**20:.1f} MiB ({result.end.value})",
     ]
+    lines += phase_lines(s)
+    lines += [f"note: {note}" for note in result.notes]
     if run.search:
         lines.append(f"search: {run.search}")
     lines.append(f"verdict: {result.verdict.value}")
@@ -106,8 +108,34 @@ def json_report(run: Run) -> dict[str, Any]:
             "seconds": round(s.seconds, 6),
             "states_per_second": round(s.states_per_second, 1),
             "peak_memory_bytes": s.peak_memory_bytes,
+            "phases": [
+                {
+                    "name": ph.name,
+                    "distinct_states": ph.distinct_states,
+                    "transitions": ph.transitions,
+                    "seconds": round(ph.seconds, 6),
+                    "peak_memory_bytes": ph.peak_memory_bytes,
+                    "end": ph.end.name.lower(),
+                }
+                for ph in s.phases
+            ],
         },
+        "notes": list(run.result.notes),
     }
+
+
+def phase_lines(s: Stats) -> list[str]:
+    """One line per phase of a check that had more than one (search, then fair cycles)."""
+    lines = []
+    for ph in s.phases:
+        judged = ph.name == "fair cycles"
+        what = "edges" if judged else "transitions"
+        end = "all judged" if judged and ph.end is EndReason.EXHAUSTED else ph.end.value
+        lines.append(
+            f"  {ph.name}: {ph.distinct_states:,} states, {ph.transitions:,} {what}, "
+            f"{ph.seconds:.2f} s ({end})"
+        )
+    return lines
 
 
 @dataclass(frozen=True)
