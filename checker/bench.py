@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from checker.errors import LeadercheckError
+from checker.strategies import ONE_PROCESS, PARTITIONED, iter_strategies
 
 
 @dataclass(frozen=True)
@@ -46,22 +47,33 @@ CASES = (
 )
 
 
-# How a case may be searched: a name and the `verify` options it adds.
-SEARCHES: dict[str, tuple[str, ...]] = {
-    "plain": (),
-    "symmetry": ("--symmetry",),
-    "por": ("--por",),
-    "2-workers": ("--workers", "2"),
-    "symmetry+2-workers": ("--symmetry", "--workers", "2"),
-    "ray-2-workers": ("--engine", "ray", "--workers", "2"),
-}
-DEFAULT_SEARCHES = ("plain", "symmetry", "2-workers")
+# Reductions a search may add to an engine: a suffix of the search's name and its options.
+REDUCTIONS: dict[str, tuple[str, ...]] = {"": (), "symmetry": ("--symmetry",), "por": ("--por",)}
+PLAIN = ONE_PROCESS  # the search every other one is compared with
+
+
+def searches() -> dict[str, tuple[str, ...]]:
+    """How a case may be searched: every registered engine (a parallel one with its
+    `bench_workers`), alone or with a reduction; the name and the `verify` options it adds."""
+    found: dict[str, tuple[str, ...]] = {}
+    for engine in iter_strategies():
+        flags: tuple[str, ...] = ("--engine", engine.name)
+        if engine.parallel:
+            flags += ("--workers", str(engine.bench_workers))
+        for reduction, extra in REDUCTIONS.items():
+            if reduction == "por" and engine.bench_workers > 1:
+                continue  # partial-order reduction needs one worker
+            found[engine.name + (f"+{reduction}" if reduction else "")] = flags + extra
+    return found
+
+
+DEFAULT_SEARCHES = (PLAIN, f"{PLAIN}+symmetry", PARTITIONED)
 
 
 @dataclass(frozen=True)
 class BenchRow:
     case: BenchCase
-    search: str  # a key of SEARCHES
+    search: str  # a key of searches()
     distinct: int
     generated: int
     depth: int
@@ -106,8 +118,8 @@ def _run(protocol: str, params: Sequence[tuple[str, str]], extra: Sequence[str])
     return doc
 
 
-def run_case(case: BenchCase, repeat: int, search: str = "plain") -> BenchRow:
-    flags = SEARCHES[search]
+def run_case(case: BenchCase, repeat: int, search: str = PLAIN) -> BenchRow:
+    flags = searches()[search]
     runs = [_run(case.protocol, case.params, flags) for _ in range(repeat)]
     baseline = _run(case.protocol, case.params, [*flags, "--max-states", "1"])
     stats = runs[0]["stats"]
@@ -126,7 +138,7 @@ def run_case(case: BenchCase, repeat: int, search: str = "plain") -> BenchRow:
 
 def with_reductions(rows: Sequence[BenchRow]) -> list[BenchRow]:
     """The rows, each with its reduction factor against the plain search of its case."""
-    plain = {r.case: r.distinct for r in rows if r.search == "plain"}
+    plain = {r.case: r.distinct for r in rows if r.search == PLAIN}
     return [
         replace(r, reduction=plain[r.case] / r.distinct) if r.case in plain else r for r in rows
     ]
@@ -134,14 +146,14 @@ def with_reductions(rows: Sequence[BenchRow]) -> list[BenchRow]:
 
 def bench_lines(rows: Sequence[BenchRow]) -> list[str]:
     head = (
-        f"{'model and size':<50} {'search':<18} {'distinct':>10} {'generated':>11} {'depth':>5} "
+        f"{'model and size':<50} {'search':<20} {'distinct':>10} {'generated':>11} {'depth':>5} "
         f"{'seconds':>8} {'states/s':>9} {'peak MiB':>9} {'B/state':>8} {'reduction':>9}"
     )
     lines = [head, "-" * len(head)]
     for r in rows:
         factor = f"{r.reduction:.1f}x" if r.reduction else "-"
         lines.append(
-            f"{r.case.label:<50} {r.search:<18} {r.distinct:>10,} {r.generated:>11,} "
+            f"{r.case.label:<50} {r.search:<20} {r.distinct:>10,} {r.generated:>11,} "
             f"{r.depth:>5} {r.seconds:>8.2f} {r.states_per_second:>9,.0f} "
             f"{r.peak_bytes / 2**20:>9.1f} {r.bytes_per_state:>8.0f} {factor:>9}"
         )

@@ -24,12 +24,12 @@ import click
 from checker.bench import (
     CASES,
     DEFAULT_SEARCHES,
-    SEARCHES,
     bench_lines,
     run_case,
+    searches,
     with_reductions,
 )
-from checker.engines import LOCAL, RAY, EngineOptions, default_max_memory, parse_size, searcher
+from checker.engines import EngineOptions, default_max_memory, parse_size, searcher
 from checker.errors import LeadercheckError, ModelError
 from checker.gate import CaseOutcome, GateCase, GateReport, judge
 from checker.graph import StateGraph, state_graph
@@ -55,6 +55,7 @@ from checker.render.state_graph import state_graph_dot
 from checker.render.trace_file import load_trace
 from checker.replay import Replay, SavedTrace, replay
 from checker.result import CheckResult, EndReason, Verdict
+from checker.strategies import help_lines, names
 from checker.successors import Reductions
 from models.catalogue import PROTOCOLS, lookup
 from models.params import ProtocolEntry
@@ -232,12 +233,12 @@ def _one_line(text: str) -> str:
 )
 @click.option(
     "--engine",
-    type=click.Choice([LOCAL, RAY]),
-    default=LOCAL,
-    show_default=True,
-    help="ray: run the partitioned search on a Ray cluster (a local one unless --address).",
+    type=click.Choice(names()),
+    help=f"How to search ({help_lines()}). Default: bfs, or processes with --workers K.",
 )
-@click.option("--address", metavar="HOST:PORT", help="With --engine ray: the cluster to join.")
+@click.option(
+    "--address", metavar="HOST:PORT", help="With an engine that joins a cluster: its address."
+)
 @click.option(
     "--max-memory",
     metavar="SIZE",
@@ -300,7 +301,7 @@ def main(
     symmetry: bool,
     por: bool,
     workers: int,
-    engine: str,
+    engine: str | None,
     address: str | None,
     max_memory: str | None,
     prove: bool,
@@ -810,8 +811,9 @@ def message_cost_command(ctx: click.Context, plot: Path | None) -> None:
     "--search",
     "searches",
     multiple=True,
-    type=click.Choice(list(SEARCHES)),
-    help=f"How to search each model (repeatable; default {', '.join(DEFAULT_SEARCHES)}).",
+    type=click.Choice(list(searches())),
+    help="How to search each model: a registered engine (parallel ones with 2 workers), "
+    f"alone or +symmetry or +por (repeatable; default {', '.join(DEFAULT_SEARCHES)}).",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object, for tracking over time.")
 @click.pass_context

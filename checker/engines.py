@@ -1,8 +1,10 @@
-"""Which engine runs a search: one process, K processes on this machine, or a Ray cluster.
+"""The options of a search (engine, workers, reductions, memory) and one search function
+per command built from them.
 
-Every engine takes the same model, properties, bounds and reductions and returns the
-same `CheckResult`; the partitioned ones give the same verdicts, counts and traces as
-one process (checker/parallel.py says when counts can differ).
+Engines are the registered strategies of checker/strategies/; every one takes the same
+model, properties, bounds and reductions and returns the same `CheckResult`; the
+partitioned ones give the same verdicts, counts and traces as one process
+(checker/parallel.py says when counts can differ).
 """
 
 from __future__ import annotations
@@ -12,18 +14,16 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from checker.errors import LeadercheckError
 from checker.model import Model
-from checker.parallel import Transport, check_parallel
 from checker.properties import Property
 from checker.result import CheckResult, Progress
-from checker.search import check
+from checker.search import Bounds
+from checker.strategies import Request, Strategy, strategy
 from checker.successors import NO_REDUCTIONS, Reductions
 
-LOCAL, RAY = "local", "ray"
 DEFAULT_MEMORY_SHARE = 0.8  # of physical memory, so a search stops before the OOM killer
 
 
@@ -53,34 +53,35 @@ def parse_size(text: str) -> int:
 
 @dataclass(frozen=True)
 class EngineOptions:
-    """How to search; the defaults are one process, no reductions, 80% of RAM."""
+    """How to search; the defaults are one process, no reductions, 80% of RAM.
+
+    `engine` names a registered strategy (checker/strategies/); None picks the one-process
+    search for one worker and the process-partitioned one for more.
+    """
 
     reductions: Reductions = NO_REDUCTIONS
     workers: int = 1
-    engine: str = LOCAL
+    engine: str | None = None
     address: str | None = None
     max_memory: int | None = field(default_factory=default_max_memory)
 
     def __post_init__(self) -> None:
         if self.workers < 1:
             raise LeadercheckError(f"--workers must be at least 1, got {self.workers}")
-        if self.engine not in (LOCAL, RAY):
-            raise LeadercheckError(f"unknown engine {self.engine!r}: choose local or ray")
-        if self.address is not None and self.engine != RAY:
-            raise LeadercheckError("--address needs --engine ray")
+        self.strategy.check_options(self.workers, self.address, self.reductions)
+
+    @property
+    def strategy(self) -> Strategy:
+        return strategy(self.engine, self.workers)
 
     def describe(self) -> str:
         """A short line for reports: what ran and with which reductions."""
-        parts = []
-        if self.engine == RAY:
-            parts.append(f"ray, {self.workers} worker(s)")
-        elif self.workers > 1:
-            parts.append(f"{self.workers} worker processes")
+        parts = [self.strategy.describe(self.workers)]
         if self.reductions.symmetry:
             parts.append("symmetry (states counted are orbit representatives)")
         if self.reductions.por:
             parts.append("partial-order reduction")
-        return ", ".join(parts)
+        return ", ".join(p for p in parts if p)
 
 
 Search = Callable[..., CheckResult]  # (model, properties, *, max_states, max_depth, progress)
@@ -89,44 +90,19 @@ Search = Callable[..., CheckResult]  # (model, properties, *, max_states, max_de
 @contextmanager
 def searcher(options: EngineOptions) -> Iterator[Search]:
     """A search function for the whole of one command: a Ray instance starts only once."""
-    transport: Transport | None = None
-    if options.engine == RAY:
-        from checker.ray_engine import ray_transport  # noqa: PLC0415 (ray is heavy to import)
+    engine = options.strategy
+    with engine.session(options.workers, options.address) as shared:
 
-        transport = ray_transport(options.workers, options.address)
-    try:
-        yield partial(run_search, options=options, transport=transport)
-    finally:
-        if transport is not None:
-            transport.close()
+        def search(
+            model: Model[Any],
+            properties: Sequence[Property],
+            *,
+            max_states: int | None = None,
+            max_depth: int | None = None,
+            progress: Callable[[Progress], None] | None = None,
+        ) -> CheckResult:
+            bounds = Bounds(max_states, max_depth, options.max_memory, progress)
+            request = Request(model, properties, bounds, options.reductions, options.workers)
+            return engine.search(shared, request)
 
-
-def run_search(
-    model: Model[Any],
-    properties: Sequence[Property],
-    options: EngineOptions,
-    *,
-    max_states: int | None = None,
-    max_depth: int | None = None,
-    progress: Callable[[Progress], None] | None = None,
-    transport: Transport | None = None,
-) -> CheckResult:
-    """Search with the engine `options` name (on `transport`, for the Ray engine)."""
-    bounds: dict[str, Any] = {
-        "max_states": max_states,
-        "max_depth": max_depth,
-        "max_memory": options.max_memory,
-        "reductions": options.reductions,
-        "progress": progress,
-    }
-    if options.engine == LOCAL and options.workers == 1:
-        return check(model, properties, **bounds)
-    if options.engine == LOCAL:
-        return check_parallel(model, properties, workers=options.workers, **bounds)
-    if transport is None:  # a single Ray search: start and stop the transport around it
-        with searcher(options) as search:
-            result: CheckResult = search(
-                model, properties, max_states=max_states, max_depth=max_depth, progress=progress
-            )
-            return result
-    return check_parallel(model, properties, workers=options.workers, transport=transport, **bounds)
+        yield search

@@ -45,7 +45,7 @@ def state_graph(model: Model[Any], max_states: int = MAX_GRAPH_STATES) -> StateG
                     )
                 order[t] = len(order)
                 queue.append(t)
-            edges.append((order[s], order[t], action))
+            edges.append((order[s], order[t], action.shown()))
     states = tuple(order)
     labels = tuple("\n".join(f"{k}: {v}" for k, v in model.summary(s).items()) for s in states)
     return StateGraph(states, labels, tuple(edges))

@@ -9,29 +9,87 @@ the search itself never calls them.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Generic, NamedTuple, TypeVar
 
 S = TypeVar("S")
 
 
+# What kind of move an action is. Faults and recoveries are never forced by fairness; a
+# tick is the clock's; a step is the protocol's own.
+STEP, FAULT, RECOVERY, TICK = "step", "fault", "recovery", "tick"
+KINDS = (STEP, FAULT, RECOVERY, TICK)
+UNFORCED = frozenset({FAULT, RECOVERY})
+CLOCK_CLASS = "clock"
+BY_KIND = ""  # the `fairness` of an action that leaves its class to its kind and its model
+
+Note = str | Callable[[], str]
+
+
 class Action(NamedTuple):
-    """Who did what to whom: the label of one step.
+    """Who did what to whom, and what kind of move it is: the label of one step.
 
     `actor` and `target` name participants (lifelines in a diagram); a step with no
-    target is an event on the actor's lifeline. Two actions are the same action when
-    all four fields are equal, which is how a saved trace is replayed.
+    target is an event on the actor's lifeline. A saved trace is replayed by matching
+    (name, actor, target), then the note.
+
+    The declarations the engine reads, never a position in a list or a name pattern:
+
+    - `kind`: STEP (the protocol's), FAULT, RECOVERY or TICK;
+    - `fairness`: its weak-fairness class, None if nothing forces it, or BY_KIND (the
+      default) to leave it to `Model.fairness`: faults and recoveries unforced, ticks
+      the clock's, steps the model's default class;
+    - `local`: for partial-order reduction, it meets the conditions of `Model.local_moves`
+      in the state that offers it.
+
+    `note`, the human sentence, may be a function of no arguments: it is then called
+    only for the steps that are shown (a trace, a diagram), never during a search.
     """
 
     name: str
     actor: str
     target: str | None = None
-    note: str = ""
+    note: Note = ""
+    kind: str = STEP
+    fairness: str | None = BY_KIND
+    local: bool = False
+
+    def shown(self) -> Action:
+        """This action with its note written out, as traces and diagrams hold it."""
+        note = self.note
+        return self if isinstance(note, str) else self._replace(note=note())
+
+    def then(self, more: str) -> Action:
+        """This action with `more` added to its note (lazily if the note is lazy)."""
+        note = self.note
+        if isinstance(note, str):
+            return self._replace(note=f"{note}{more}")
+        return self._replace(note=lambda: f"{note()}{more}")
+
+    def label(self) -> tuple[str, str, str | None, str]:
+        """What identifies the action: name, actor, target and the note as shown."""
+        return (self.name, self.actor, self.target, self.shown().note)  # type: ignore[return-value]
+
+    def __eq__(self, other: object) -> bool:
+        """Two actions are the same action when their labels are equal (how a saved trace,
+        which records no declarations, is replayed); kind, fairness and locality are what
+        the model declares about it."""
+        if not isinstance(other, Action):
+            return NotImplemented
+        return self.label() == other.label()
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash(self.label())
 
     def __str__(self) -> str:
         where = f"{self.actor} -> {self.target}" if self.target else self.actor
         text = f"{where}: {self.name}"
-        return f"{text} ({self.note})" if self.note else text
+        note = self.shown().note
+        return f"{text} ({note})" if note else text
 
 
 class Model(ABC, Generic[S]):
@@ -59,24 +117,39 @@ class Model(ABC, Generic[S]):
         """The weak-fairness class of `action`, or None if it is never forced to happen.
 
         A behaviour is fair when no class stays enabled forever without one of its
-        actions being taken. The default makes each actor's actions one class (weak
-        fairness per process); a model returns None for faults.
+        actions being taken. Read from the action's declarations: its own `fairness`
+        when it names one (or None), else by its kind: faults and recoveries are never
+        forced, ticks are the clock's, and a step is in `step_class(action)`.
         """
+        declared = action.fairness
+        if declared != BY_KIND:
+            return declared
+        kind = action.kind
+        if kind in UNFORCED:
+            return None
+        if kind == TICK:
+            return CLOCK_CLASS
+        return self.step_class(action)
+
+    def step_class(self, action: Action) -> str:
+        """The fairness class of a protocol step that declares none: its actor's (weak
+        fairness per process)."""
         return action.actor
 
     # -- partial-order reduction (optional) -------------------------------------
 
     def local_moves(self, state: S) -> Sequence[int]:
-        """Positions, in `successors` order, of the enabled actions of `state` that are local.
+        """Positions, in `successors` order, of the actions of `state` declared local.
 
-        An action is local when (1) no property can see it: it changes nothing a claim
-        reads; (2) it commutes with every other action that is enabled in `state` or can
-        become enabled before it is taken: in either order the two reach the same state
-        and neither disables the other; (3) nothing but itself disables it. Exploring
-        only one local action from `state` then loses no reachable violation
-        (checker/por.py). The default declares none, which is always sound.
+        An action is declared local (`Action.local`) when (1) no property can see it: it
+        changes nothing a claim reads; (2) it commutes with every other action that is
+        enabled in `state` or can become enabled before it is taken: in either order the
+        two reach the same state and neither disables the other; (3) nothing but itself
+        disables it. Exploring only one local action from `state` then loses no reachable
+        violation (checker/por.py). Declaring none is always sound. A model declares
+        them on the actions it yields; this view of them serves tests and tools.
         """
-        return ()
+        return tuple(k for k, (action, _) in enumerate(self.successors(state)) if action.local)
 
     # -- symmetry (optional): node positions whose ids are interchangeable ---------
 

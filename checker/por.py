@@ -2,8 +2,9 @@
 
 Many interleavings of independent actions reach the same states; exploring all of them
 multiplies the work without finding anything new. A model may declare some enabled
-actions of a state local (`Model.local_moves`). From such a state the search follows
-only the first local action, its ample set, unless the cycle proviso asks for all.
+actions of a state local (`Action.local`, under the conditions of `Model.local_moves`). From
+such a state the search follows only the first local action, its ample set, unless the
+cycle proviso asks for all.
 
 The conditions, for the local action `a` chosen in state `s` (the ample set {a}):
 
@@ -68,8 +69,7 @@ def por_expander(
     was already discovered (the cycle proviso), it returns every successor, exactly as
     the unreduced expander does (with KNOWN marks under symmetry).
     """
-    next_states = model.next_states
-    local_moves = model.local_moves
+    successors = model.successors
     aliases: set[int] = set()  # fingerprints of non-canonical states already mapped
 
     def represent(succ: Any) -> Any:
@@ -87,17 +87,16 @@ def por_expander(
         return rep
 
     def expand(state: Any) -> list[Any]:
-        succs = list(next_states(state))  # first: a model may reuse its work in local_moves
-        moves = local_moves(state)
-        if moves:
-            move = moves[0]
-            kept = represent(succs[move])
+        pairs = list(successors(state))
+        move = next((k for k, (action, _) in enumerate(pairs) if action.local), None)
+        if move is not None:
+            kept = represent(pairs[move][1])
             if kept is not KNOWN and fingerprint(kept) not in seen:  # not yet discovered: reduce
-                out: list[Any] = [None] * len(succs)
+                out: list[Any] = [None] * len(pairs)
                 out[move] = kept
                 return out
         if canonical is None:
-            return succs
-        return [represent(succ) for succ in succs]
+            return [succ for _, succ in pairs]
+        return [represent(succ) for _, succ in pairs]
 
     return expand

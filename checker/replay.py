@@ -169,7 +169,7 @@ def _key(action: Action) -> tuple[str, str, str | None]:
 
 def _successors(model: Model[Any], state: Any, index: int) -> list[tuple[Action, Any]]:
     try:
-        return list(model.successors(state))
+        return [(action.shown(), after) for action, after in model.successors(state)]
     except Exception as exc:  # a model bug: report it with where the replay was
         raise ModelError(f"the model raised at step {index} of the replay: {exc!r}") from exc
 

@@ -103,6 +103,15 @@ class Bounds:
     max_memory: int | None = None
     progress: Callable[[Progress], None] | None = None
 
+    def as_kwargs(self) -> dict[str, Any]:
+        """The bounds as the keyword arguments of `check()`."""
+        return {
+            "max_states": self.max_states,
+            "max_depth": self.max_depth,
+            "max_memory": self.max_memory,
+            "progress": self.progress,
+        }
+
 
 def with_liveness(
     model: Model[S],

@@ -112,7 +112,8 @@ def rebuild_trace(
 
 
 def _step(model: Model[Any], index: int, action: Any, state: Any) -> Step:
-    return Step(index, action, model.describe(state), model.summary(state), state)
+    shown = None if action is None else action.shown()  # a lazy note is written out here
+    return Step(index, shown, model.describe(state), model.summary(state), state)
 
 
 def judge(prop: Property, trace: Trace | None, end: EndReason) -> PropertyResult:

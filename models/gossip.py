@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from checker.model import Action
+from checker.model import FAULT, Action
 from models.cluster import STORAGE, ClusterModel, ClusterState, FaultBounds, countdown
 from models.cluster.base import Successor
 from models.cluster.nodes import node_name, with_life
@@ -172,7 +172,8 @@ class GossipModel(ClusterModel):
         yield action._replace(note="; ".join(filter(None, ("views merged", told, learned)))), both
         if s.faults.losses:
             note = "; ".join(filter(None, ("reply lost", told)))
-            yield action._replace(note=note), pushed._replace(faults=s.faults.spend("losses"))
+            lost = action._replace(note=note, kind=FAULT)
+            yield lost, pushed._replace(faults=s.faults.spend("losses"))
 
     # -- ClusterModel hooks --------------------------------------------------
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import NamedTuple
 
-from checker.model import Action, Model
+from checker.model import FAULT, RECOVERY, Action, Model
+from checker.model import TICK as CLOCK_TICK
 from models.cluster import STORAGE, STORE, Storage, node_name
 from models.cluster.nodes import CLOCK, LeadsWithToken, with_life
 from models.params import Param, ProtocolEntry, choice
@@ -68,7 +69,7 @@ class BenchState(NamedTuple):
         return Storage(self.hi_epoch, self.stale)
 
 
-TICK = Action("tick", CLOCK)
+TICK = Action("tick", CLOCK, kind=CLOCK_TICK)
 
 
 class LeaseBenchModel(Model[BenchState]):
@@ -82,8 +83,9 @@ class LeaseBenchModel(Model[BenchState]):
         names = [node_name(i) for i in range(1, n + 1)]
         self._acquire = [Action("acquire", name, STORE) for name in names]
         self._renew = [Action("renew", name, STORE) for name in names]
-        self._pause = [Action("pause", name) for name in names]
-        self._resume = [Action("resume", name) for name in names]
+        self._pause = [Action("pause", name, kind=FAULT) for name in names]
+        self._resume = [Action("resume", name, kind=RECOVERY) for name in names]
+        self._resume_local = [r._replace(local=True) for r in self._resume]
         self._names = names
 
     def initial_states(self) -> Sequence[BenchState]:
@@ -127,7 +129,7 @@ class LeaseBenchModel(Model[BenchState]):
         for j in range(n):
             if paused[j]:
                 yield (
-                    self._resume[j],
+                    self._resume_local[j] if self._quiet(state, j) else self._resume[j],
                     state._replace(paused=paused[:j] + (False,) + paused[j + 1 :]),
                 )
         if now < self.max_time:
@@ -158,8 +160,9 @@ class LeaseBenchModel(Model[BenchState]):
             )
         ]
 
-    def local_moves(self, state: BenchState) -> tuple[int, ...]:
-        """Resume(i) of a paused node that holds no lease, or of any paused node at MaxTime.
+    def _quiet(self, state: BenchState, j: int) -> bool:
+        """Whether Resume(j+1), enabled in `state`, is local (declared on the action):
+        the node holds no lease, or time is at MaxTime.
 
         (1) No claim reads `paused`. (3) Only Resume(i) clears paused[i]. (2) While node i
         is paused, myTok[i] stays 0 (only its own Acquire sets it, and a paused node does
@@ -174,24 +177,7 @@ class LeaseBenchModel(Model[BenchState]):
         (myTok, the storage), and Renew races with Tick (it moves the expiry the Tick
         compares with).
         """
-        paused, my_tok = state.paused, state.my_tok
-        if not any(paused):
-            return ()
-        end = state.now >= self.max_time
-        quiet = [j for j in range(self.n) if paused[j] and (end or not my_tok[j])]
-        if not quiet:
-            return ()
-        # Positions: Acquire(i)..., or Renew, then Write(i)..., Pause(i)..., Resume(i)...
-        n = self.n
-        if state.now >= state.expires_at:
-            before = sum(1 for j in range(n) if not paused[j] and not my_tok[j])
-        else:
-            h = state.holder
-            before = int(bool(h) and state.token == my_tok[h - 1] and not paused[h - 1])
-        before += sum(1 for j in range(n) if my_tok[j] and not paused[j])
-        before += sum(1 for j in range(n) if not paused[j])
-        resumes = [j for j in range(n) if paused[j]]
-        return tuple(before + k for k, j in enumerate(resumes) if j in quiet)
+        return state.now >= self.max_time or not state.my_tok[j]
 
     def _tick(self, state: BenchState) -> BenchState:
         t = state.now + 1

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from checker.model import Action
+from checker.model import FAULT, Action
 from models.cluster import STORE, ClusterState, FaultBounds
 from models.cluster.base import Successor
 from models.cluster.nodes import node_name
@@ -79,7 +79,7 @@ class LeaseConfirmationModel(LeaseModel):
             extended._replace(store=store),
         )
         if s.faults.losses:
-            lost = action._replace(note=f"{action.note}, request lost")
+            lost = action._replace(note=f"{action.note}, request lost", kind=FAULT)
             yield lost, extended._replace(faults=s.faults.spend("losses"))
 
 

@@ -64,7 +64,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from checker.model import Action, Model
+from checker.model import TICK, Action, Model
 from models.cluster import (
     STORAGE,
     ClusterModel,
@@ -255,7 +255,8 @@ class RaftModel(InterchangeableNodes, ClusterModel):
         if self.stabilizes and not _stable(s):
             note = "no more faults; one election at a time"
             yield (
-                Action(STABILIZE, CLOCK, None, note),
+                # the clock's, weakly fair in a class of its own (not the tick's)
+                Action(STABILIZE, CLOCK, None, note, TICK, fairness=STABILIZE),
                 s._replace(faults=Faults(), extra=Timing(stable=True)),
             )
 
@@ -279,10 +280,6 @@ class RaftModel(InterchangeableNodes, ClusterModel):
         if msg.epoch > node.term or (msg.epoch == node.term and node.voted in (0, msg.src)):
             return True
         return s.node(msg.src).term < self.last_term(s)
-
-    def fairness(self, action: Action) -> str | None:
-        """As in every cluster, and timing stabilizes in a class of its own (not the tick's)."""
-        return STABILIZE if action.name == STABILIZE else super().fairness(action)
 
     def _may_time_out(self, s: ClusterState, i: int) -> bool:
         """Once timing has stabilized, an election timeout waits for the network to drain,

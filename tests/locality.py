@@ -19,12 +19,19 @@ from checker import Action, Model
 Observe = Callable[[Any], Hashable]
 
 
+def label(action: Action) -> Action:
+    """What makes two actions the same action here: the label as shown, whether or not it
+    is declared local in the state at hand."""
+    return action.shown()._replace(local=False)
+
+
 def successor_map(model: Model[Any], state: Any) -> dict[Action, Any]:
     """The successors of `state` by label (a label that occurs twice must lead to one state)."""
     out: dict[Action, Any] = {}
     for action, after in model.successors(state):
-        assert out.get(action, after) == after, f"{action} leads to two states"
-        out[action] = after
+        key = label(action)
+        assert out.get(key, after) == after, f"{key} leads to two states"
+        out[key] = after
     return out
 
 
@@ -49,6 +56,7 @@ def local_violation(
     from them was followed); they are skipped, and on success every state visited joins it.
     """
     done = set() if done is None else done
+    action = label(action)
     if state in done:
         return None
     todo = [state]
@@ -93,7 +101,7 @@ def check_declarations(
             continue
         labelled = list(model.successors(state))
         for move in moves:
-            action = labelled[move][0]
+            action = label(labelled[move][0])
             declared[action.name] += 1
             why = local_violation(model, state, action, observe, done.setdefault(action, set()))
             if why is not None:

@@ -21,14 +21,14 @@ def test_every_benchmark_names_a_protocol_and_its_parameters() -> None:
 def test_bench_reports_counts_speed_and_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     small = BenchCase("lease-no-fencing", (("nodes", "2"), ("pauses", "0")))
     monkeypatch.setattr("checker.cli.CASES", (small,))
-    result = CliRunner().invoke(main, ["bench", "--repeat", "1", "--search", "plain", "--json"])
+    result = CliRunner().invoke(main, ["bench", "--repeat", "1", "--search", "bfs", "--json"])
     assert result.exit_code == 0, result.output
     (row,) = json.loads(result.stdout)["benchmarks"]
     assert row["model"] == "lease-no-fencing" and row["params"] == {"nodes": "2", "pauses": "0"}
     assert row["distinct_states"] > 0 and row["generated_states"] >= row["distinct_states"]
     for key in ("depth", "seconds", "states_per_second", "peak_memory_bytes", "bytes_per_state"):
         assert key in row
-    text = CliRunner().invoke(main, ["bench", "--repeat", "1", "--search", "plain"]).stdout
+    text = CliRunner().invoke(main, ["bench", "--repeat", "1", "--search", "bfs"]).stdout
     assert text.splitlines()[0].split()[:4] == ["model", "and", "size", "search"]
     assert "lease-no-fencing nodes=2 pauses=0" in text
 
@@ -36,12 +36,12 @@ def test_bench_reports_counts_speed_and_memory(monkeypatch: pytest.MonkeyPatch) 
 def test_bench_reports_the_reduction_factor_of_symmetry(monkeypatch: pytest.MonkeyPatch) -> None:
     small = BenchCase("raft-election", (("N", "3"), ("NC", "3"), ("MaxTerm", "2")))
     monkeypatch.setattr("checker.cli.CASES", (small,))
-    args = ["bench", "--repeat", "1", "--search", "plain", "--search", "symmetry", "--json"]
+    args = ["bench", "--repeat", "1", "--search", "bfs", "--search", "bfs+symmetry", "--json"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     plain, symmetric = json.loads(result.stdout)["benchmarks"]
-    assert (plain["search"], plain["distinct_states"], plain["reduction"]) == ("plain", 1588, 1.0)
-    assert (symmetric["search"], symmetric["distinct_states"]) == ("symmetry", 288)
+    assert (plain["search"], plain["distinct_states"], plain["reduction"]) == ("bfs", 1588, 1.0)
+    assert (symmetric["search"], symmetric["distinct_states"]) == ("bfs+symmetry", 288)
     assert symmetric["reduction"] == round(1588 / 288, 2)
 
 

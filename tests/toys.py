@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from checker import Action, Model
+from checker.model import FAULT, STEP
 
 
 class Counter(Model[int]):
@@ -95,8 +96,8 @@ class Tokens(Model[tuple[int, ...]]):
 class Labelled(Model[int]):
     """An explicit graph whose edges name their actor; actors in `unfair` are never forced.
 
-    edges[state] lists (target, actor) in order; the fairness class of an edge is its
-    actor (weak fairness per actor), or None for an actor named in `unfair`.
+    edges[state] lists (target, actor) in order; an edge is a step of its actor (weak
+    fairness per actor), or a fault (never forced) for an actor named in `unfair`.
     """
 
     def __init__(
@@ -114,7 +115,5 @@ class Labelled(Model[int]):
 
     def successors(self, state: int) -> Iterable[tuple[Action, int]]:
         for target, actor in self.edges.get(state, ()):
-            yield Action(f"to{target}", actor), target
-
-    def fairness(self, action: Action) -> str | None:
-        return None if action.actor in self.unfair else action.actor
+            kind = FAULT if actor in self.unfair else STEP  # declared: a fault is never forced
+            yield Action(f"to{target}", actor, kind=kind), target

@@ -19,9 +19,10 @@ would undo them. `local_moves` says why each is independent of every other move.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from functools import partial
 from typing import Any, NamedTuple, Protocol
 
-from checker.model import Action, Model
+from checker.model import FAULT, RECOVERY, TICK, Action, Model
 from models.cluster.faults import Faults
 from models.cluster.network import Message, Network, islands
 from models.cluster.nodes import CLOCK, NETWORK, STORAGE, STORE, node_name, node_set
@@ -29,9 +30,6 @@ from models.cluster.storage import Storage
 from models.cluster.store import Store
 
 Successor = tuple[Action, "ClusterState"]
-
-# The names of the fault and recovery steps ClusterModel generates (see `_faults`).
-FAULT_MOVES = frozenset({"crash", "restart", "pause", "resume", "partition", "heal", "lose"})
 
 # The kinds of fault and recovery moves, in the order `ClusterModel` generates them.
 CRASH, RESTART, PAUSE, RESUME, SPLIT, FLAP, CUT, HEAL, LOSE = (
@@ -148,7 +146,6 @@ class ClusterModel(Model[ClusterState]):
         self.n = nodes
         self.bounds = faults
         self.ids = tuple(range(1, nodes + 1))
-        self._counted: tuple[ClusterState, int] | None = None  # see next_states
 
     # -- hooks for protocols -----------------------------------------------
 
@@ -203,7 +200,7 @@ class ClusterModel(Model[ClusterState]):
         """
         yield action, s.with_node(i, node_after)._replace(store=store)
         if s.faults.losses:
-            lost = action._replace(note=f"{action.note}, reply lost")
+            lost = action.then(", reply lost")._replace(kind=FAULT, fairness=None, local=False)
             yield lost, s._replace(store=store, faults=s.faults.spend("losses"))
 
     # -- Model -------------------------------------------------------------
@@ -231,26 +228,17 @@ class ClusterModel(Model[ClusterState]):
             yield self._tick(s)
         yield from self._faults(s)
 
-    def next_states(self, s: ClusterState) -> list[ClusterState]:
-        out = [after for _, after in self.successors(s)]
-        self._counted = (s, len(out))  # `local_moves` of the same state reuses the count
-        return out
-
     # -- fairness ---------------------------------------------------------------
 
-    def fairness(self, action: Action) -> str | None:
-        """Faults and recoveries are never forced; time passes; every other kind of step
-        (a node's own step, a delivery) is weakly fair per kind, actor and target."""
-        if action.name in FAULT_MOVES:
-            return None
-        if action.actor == CLOCK:
-            return CLOCK
+    def step_class(self, action: Action) -> str:
+        """Every kind of node step and delivery is weakly fair per kind, actor and target
+        (faults and recoveries are never forced and time passes: `Model.fairness`)."""
         return f"{action.actor} {action.name} {action.target or ''}".rstrip()
 
     # -- partial-order reduction -----------------------------------------------
 
-    def local_moves(self, s: ClusterState) -> tuple[int, ...]:
-        """Positions of the restarts, resumes and the heal that are local in `s`.
+    def _local_recoveries(self, s: ClusterState) -> frozenset[tuple[str, Any]]:
+        """The restarts, resumes and the heal of `s` that are local: `_faults` marks them.
 
         Each is local under the conditions of `Model.local_moves`: (1) invisible, (2)
         independent of every move that can happen before it, (3) disabled only by itself.
@@ -284,7 +272,7 @@ class ClusterModel(Model[ClusterState]):
         needs a partition).
         """
         if not (self.stop_only_delays or self.cut_only_blocks):
-            return ()
+            return frozenset()
         wanted: list[tuple[str, Any]] = []
         f = s.faults
         if self.stop_only_delays:
@@ -298,13 +286,7 @@ class ClusterModel(Model[ClusterState]):
         if self.cut_only_blocks and self.heals and not f.partitions and not self.flapping:
             if net.store_cut and not net.island:
                 wanted.append((HEAL, None))
-        if not wanted:
-            return ()
-        faults = list(self._fault_moves(s))
-        counted = self._counted
-        total = counted[1] if counted and counted[0] is s else sum(1 for _ in self.successors(s))
-        first = total - len(faults)  # the faults are the last moves of every cluster protocol
-        return tuple(first + k for k, move in enumerate(faults) if move in wanted)
+        return frozenset(wanted)
 
     def _quiet_restart(self, s: ClusterState, i: int, restarted: Any) -> bool:
         """Whether restarting node i as `restarted` is invisible and starts nothing urgent."""
@@ -323,7 +305,7 @@ class ClusterModel(Model[ClusterState]):
         nodes = tuple(self.tick_node(n) if n.up else n for n in s.nodes)
         extra, note = self.tick_extra(s)
         after = s._replace(nodes=nodes, store=s.store.tick(), extra=extra)
-        return Action("tick", CLOCK, None, note), after
+        return Action("tick", CLOCK, None, note, TICK), after
 
     def _fault_moves(self, s: ClusterState) -> Iterator[tuple[str, Any]]:
         """The enabled faults and recoveries of `s`, in order, named cheaply: (kind, what).
@@ -361,55 +343,77 @@ class ClusterModel(Model[ClusterState]):
                 yield LOSE, msg
 
     def _faults(self, s: ClusterState) -> Iterator[Successor]:
+        """The faults (never forced) and recoveries, declared as such; a recovery that is
+        local in `s` (`_local_recoveries`) says so, for partial-order reduction."""
         f = s.faults
-        for kind, what in self._fault_moves(s):
+        moves = list(self._fault_moves(s))
+        recoveries = any(kind in (RESTART, RESUME, HEAL) for kind, _ in moves)
+        local = self._local_recoveries(s) if recoveries else frozenset()
+        for kind, what in moves:
             if kind == CRASH:
                 node, name = s.node(what), node_name(what)
                 lost = {m for m in s.net.msgs if m.dst == what}
                 after = s.with_node(what, self.crash_node(node))
                 after = after._replace(net=s.net.drop_where(lost), faults=f.spend("crashes"))
-                yield Action("crash", name, None, "volatile state lost"), after
+                yield Action("crash", name, None, "volatile state lost", FAULT), after
             elif kind == RESTART:
                 node, name = s.node(what), node_name(what)
-                yield Action("restart", name), s.with_node(what, self.restart_node(node, what))
+                action = Action("restart", name, None, "", RECOVERY, local=(kind, what) in local)
+                yield action, s.with_node(what, self.restart_node(node, what))
             elif kind == PAUSE:
                 node, name = s.node(what), node_name(what)
                 after = s.with_node(what, node._replace(paused=True))._replace(
                     faults=f.spend("pauses")
                 )
-                yield Action("pause", name, None, "process pause begins"), after
+                yield Action("pause", name, None, "process pause begins", FAULT), after
             elif kind == RESUME:
                 node, name = s.node(what), node_name(what)
+                local_move = (kind, what) in local
                 yield (
-                    Action("resume", name, None, "process pause ends"),
+                    Action("resume", name, None, "process pause ends", RECOVERY, local=local_move),
                     s.with_node(what, node._replace(paused=False)),
                 )
             elif kind in (SPLIT, FLAP):
-                rest = frozenset(self.ids) - what
                 net = s.net.split(what)
-                note = f"{node_set(what)} | {node_set(rest)}"
-                if kind == FLAP:
-                    note += ", the link flaps"
-                if dropped := len(s.net.msgs) - len(net.msgs):
-                    note += f", {dropped} in flight lost"
                 spent = f if kind == FLAP else f.spend("partitions")
-                after = s._replace(net=net, faults=spent)
-                yield Action("partition", NETWORK, None, note), after
+                note = partial(
+                    self._split_note, what, kind == FLAP, len(s.net.msgs) - len(net.msgs)
+                )
+                yield (
+                    Action("partition", NETWORK, None, note, FAULT),
+                    s._replace(net=net, faults=spent),
+                )
             elif kind == CUT:
                 yield (
-                    Action("partition", node_name(what), STORE, "link cut"),
+                    Action("partition", node_name(what), STORE, "link cut", FAULT),
                     s._replace(net=s.net.cut_store(what), faults=f.spend("partitions")),
                 )
             elif kind == HEAL:
                 yield (
-                    Action("heal", NETWORK, None, "every link restored"),
+                    Action(
+                        "heal",
+                        NETWORK,
+                        None,
+                        "every link restored",
+                        RECOVERY,
+                        local=(kind, what) in local,
+                    ),
                     s._replace(net=s.net.heal()),
                 )
             else:
                 yield (
-                    Action("lose", NETWORK, None, f"{what} lost"),
+                    Action("lose", NETWORK, None, partial(_lost_note, what), FAULT),
                     s._replace(net=s.net.remove(what), faults=f.spend("losses")),
                 )
+
+    def _split_note(self, island: frozenset[int], flap: bool, dropped: int) -> str:
+        """The note of a split, written only when the step is shown."""
+        note = f"{node_set(island)} | {node_set(frozenset(self.ids) - island)}"
+        if flap:
+            note += ", the link flaps"
+        if dropped:
+            note += f", {dropped} in flight lost"
+        return note
 
     # -- views for traces and diagrams ------------------------------------
 
@@ -432,3 +436,7 @@ class ClusterModel(Model[ClusterState]):
             lines[STORE] = s.store.summary()
         lines[STORAGE] = s.storage.summary()
         return lines
+
+
+def _lost_note(msg: Message) -> str:
+    return f"{msg} lost"

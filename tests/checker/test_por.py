@@ -43,13 +43,10 @@ class Diamonds(Model[Lattice]):
         counts, flag = state
         for i, c in enumerate(counts):
             if c < self.top:
-                yield Action("count", f"a{i}"), (counts[:i] + (c + 1,) + counts[i + 1 :], flag)
+                after = (counts[:i] + (c + 1,) + counts[i + 1 :], flag)
+                yield Action("count", f"a{i}", local=True), after
         if flag < 2:
             yield Action("raise", "flag"), (counts, flag + 1)
-
-    def local_moves(self, state: Lattice) -> Sequence[int]:
-        counting = sum(1 for c in state[0] if c < self.top)
-        return range(counting)  # the counts come first
 
 
 def flag_claims() -> list[Property]:
@@ -122,12 +119,9 @@ class Spinner(Model[Dial]):
 
     def successors(self, state: Dial) -> Iterable[tuple[Action, Dial]]:
         dial, alarm = state
-        yield Action("turn", "dial"), ((dial + 1) % 3, alarm)
+        yield Action("turn", "dial", local=True), ((dial + 1) % 3, alarm)
         if not alarm:
             yield Action("alarm", "bell"), (dial, 1)
-
-    def local_moves(self, state: Dial) -> Sequence[int]:
-        return (0,)
 
 
 def quiet() -> Property:
@@ -198,7 +192,7 @@ class Twins(Model[Pair]):
     def successors(self, state: Pair) -> Iterable[tuple[Action, Pair]]:
         for i, (count, _) in enumerate(state):
             if count < 2:
-                yield Action("count", f"n{i + 1}"), self._set(state, i, 0, count + 1)
+                yield Action("count", f"n{i + 1}", local=True), self._set(state, i, 0, count + 1)
         for i, (_, flag) in enumerate(state):
             if not flag:
                 yield Action("raise", f"n{i + 1}"), self._set(state, i, 1, 1)
@@ -210,9 +204,6 @@ class Twins(Model[Pair]):
         nodes = list(state)
         nodes[i] = (node[0], node[1])
         return (nodes[0], nodes[1])
-
-    def local_moves(self, state: Pair) -> Sequence[int]:
-        return range(sum(1 for count, _ in state if count < 2))
 
     def symmetry_groups(self) -> Sequence[Sequence[int]]:
         return [(0, 1)]
@@ -294,15 +285,15 @@ class Rules(Model[Vector]):
         return [(0,) * self.size]
 
     def successors(self, state: Vector) -> Iterable[tuple[Action, Vector]]:
+        local = self._local.get(state, ())
+        position = 0
         for k, (guard, effect) in enumerate(self.rules):
             if all(state[c] == v for c, v in guard):
                 after = list(state)
                 for c, v in effect:
                     after[c] = v
-                yield Action(f"r{k}", "rules"), tuple(after)
-
-    def local_moves(self, state: Vector) -> Sequence[int]:
-        return self._local.get(state, ())
+                yield Action(f"r{k}", "rules", local=position in local), tuple(after)
+                position += 1
 
 
 def _differs(c: int, v: int) -> Callable[[Vector], bool]:

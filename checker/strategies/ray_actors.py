@@ -1,0 +1,37 @@
+"""The partitioned search as Ray actors, on a local Ray instance or a cluster (--address).
+
+Ray starts once per command (the gate runs every protocol on the same instance) and is
+shut down when the command ends, whatever happens. The search is that of `processes`
+with Ray's transport (checker/ray_engine.py) in place of forked processes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from checker.strategies import register
+from checker.strategies.processes import Processes
+
+
+class RayActors(Processes):
+    name = "ray"
+    summary = "the partitioned search as K Ray actors (a local Ray unless --address)"
+    remote = True
+
+    @contextmanager
+    def session(self, workers: int, address: str | None) -> Iterator[Any]:
+        from checker.ray_engine import ray_transport  # noqa: PLC0415 (ray is heavy to import)
+
+        transport = ray_transport(workers, address)
+        try:
+            yield transport
+        finally:
+            transport.close()
+
+    def describe(self, workers: int) -> str:
+        return f"ray, {workers} worker(s)"
+
+
+register(RayActors())
