@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from checker.errors import ModelError
-from checker.liveness import FairnessGraph, Judge, level_of
+from checker.liveness import FairnessGraph, level_of
 from checker.model import Model
 from checker.properties import LIVENESS, Kind, Property
 from checker.result import (
@@ -424,6 +424,8 @@ class _Search:
             try:
                 if self.max_memory is not None and resident_memory() >= self.max_memory:
                     raise MemoryBound
+                from checker.fair_cycles import Judge  # noqa: PLC0415 (numpy, scipy: slow import)
+
                 judge = Judge(
                     graph,
                     self._moves_to,

@@ -62,6 +62,7 @@ than delivered later to no effect: the same behaviours, far fewer states.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any, NamedTuple
 
 from checker.model import TICK, Action, Model
@@ -77,6 +78,7 @@ from models.cluster import (
 from models.cluster.base import Successor
 from models.cluster.faults import Faults
 from models.cluster.nodes import CLOCK, node_name, node_set, with_life
+from models.cluster.records import quick_replace
 from models.params import NODES, Measure, Param, ProtocolEntry, fault_params
 
 FOLLOWER, CANDIDATE, LEADER = "follower", "candidate", "leader"
@@ -84,6 +86,7 @@ REQUEST_VOTE, GRANTED, REFUSED = "RequestVote", "VoteGranted", "VoteRefused"
 STABILIZE = "stabilize"
 
 
+@quick_replace
 class RaftNode(NamedTuple):
     up: bool = True
     paused: bool = False
@@ -132,6 +135,34 @@ class Timing(NamedTuple):
 
     def describe(self) -> dict[str, object]:
         return {"stable": self.stable}
+
+
+def _tally(have: int, need: int, term: int, leads: bool) -> str:
+    text = f"{have} vote{'s' if have > 1 else ''}, {need} needed"
+    return f"{text}: leader t{term}" if leads else text
+
+
+def _timeout_note(term: int, peers: tuple[int, ...], need: int) -> str:
+    """The note of a timeout (written only when the step is shown)."""
+    asked = f"RequestVote to {node_set(peers)}" if peers else "nobody reachable"
+    return f"term {term}: {asked}, {_tally(1, need, term, need <= 1)}"
+
+
+def _delivery_note(msg: Message, before: RaftNode, after: RaftNode, need: int) -> str:
+    """The note of a delivery, from the receiver before and after it."""
+    notes = []
+    if msg.epoch > before.term:
+        was = f", steps down from {before.role}" if before.role != FOLLOWER else ""
+        notes.append(f"adopts term {msg.epoch}{was}")
+    if msg.kind == REQUEST_VOTE:
+        grant = msg.epoch == after.term and after.voted == msg.src
+        notes.append(
+            f"grants its term {after.term} vote" if grant else f"refuses in term {after.term}"
+        )
+    elif msg.kind == GRANTED:
+        have = len(after.votes)
+        notes.append(_tally(have, need, after.term, have >= need))
+    return "; ".join(notes)
 
 
 def _stable(s: ClusterState) -> bool:
@@ -195,54 +226,46 @@ class RaftModel(InterchangeableNodes, ClusterModel):
             if (include_self or j != i) and s.node(j).up and s.net.connected(i, j)
         ]
 
-    def _count(self, s: ClusterState, i: int, node: RaftNode) -> tuple[RaftNode, str]:
-        """A candidate counts its votes; it leads once they reach the quorum."""
-        have, need = len(node.votes), self.quorum(s, i)
-        tally = f"{have} vote{'s' if have > 1 else ''}, {need} needed"
-        if have >= need:
-            return node._replace(role=LEADER), f"{tally}: leader t{node.term}"
-        return node, tally
+    def _count(self, s: ClusterState, i: int, node: RaftNode) -> tuple[RaftNode, int]:
+        """A candidate counts its votes; it leads once they reach the quorum (also returned,
+        for the note)."""
+        need = self.quorum(s, i)
+        if len(node.votes) >= need:
+            return node._replace(role=LEADER), need
+        return node, need
 
     def node_steps(self, s: ClusterState, i: int) -> Iterator[Successor]:
         node: RaftNode = s.node(i)
         name = node_name(i)
         if node.role != LEADER and node.term < self.last_term(s) and self._may_time_out(s, i):
             term = node.term + 1
-            peers = self._reachable(s, i)
+            peers = tuple(self._reachable(s, i))
             net = s.net.send(*(Message(REQUEST_VOTE, i, j, term) for j in peers))
             candidate = node._replace(role=CANDIDATE, term=term, voted=i, votes=frozenset({i}))
-            candidate, tally = self._count(s, i, candidate)
-            asked = f"RequestVote to {node_set(tuple(peers))}" if peers else "nobody reachable"
-            note = f"term {term}: {asked}, {tally}"
+            candidate, need = self._count(s, i, candidate)
+            note = partial(_timeout_note, term, peers, need)
             yield Action("timeout", name, None, note), s.with_node(i, candidate)._replace(net=net)
         if node.role == LEADER:
             storage, _ = s.storage.write(node.term, fencing=False)
-            note = f"term {node.term} accepted"
-            yield Action("write", name, STORAGE, note), s._replace(storage=storage)
+            wrote = f"term {node.term} accepted"
+            yield Action("write", name, STORAGE, wrote), s._replace(storage=storage)
 
     def deliver(self, s: ClusterState, msg: Message) -> Successor:
         i = msg.dst
-        node: RaftNode = s.node(i)
-        notes = []
-        if msg.epoch > node.term:
-            was = f", steps down from {node.role}" if node.role != FOLLOWER else ""
-            notes.append(f"adopts term {msg.epoch}{was}")
-            node = node.adopt(msg.epoch)
+        before: RaftNode = s.node(i)
+        node = before.adopt(msg.epoch) if msg.epoch > before.term else before
+        need = 0
         if msg.kind == REQUEST_VOTE:
-            grant = msg.epoch == node.term and node.voted in (0, msg.src)
-            if grant:
+            if msg.epoch == node.term and node.voted in (0, msg.src):
                 node = node._replace(voted=msg.src)
-            notes.append(
-                f"grants its term {node.term} vote" if grant else f"refuses in term {node.term}"
-            )
             if s.node(msg.src).up:
-                reply = Message(GRANTED if grant else REFUSED, i, msg.src, node.term)
+                granted = node.voted == msg.src and msg.epoch == node.term
+                reply = Message(GRANTED if granted else REFUSED, i, msg.src, node.term)
                 s = s._replace(net=s.net.send(reply))
         elif msg.kind == GRANTED:  # useful, so the receiver is a candidate in that term
-            node, tally = self._count(s, i, node._replace(votes=node.votes | {msg.src}))
-            notes.append(tally)
-        action = Action(msg.kind, node_name(msg.src), node_name(i), "; ".join(notes))
-        return action, s.with_node(i, node)
+            node, need = self._count(s, i, node._replace(votes=node.votes | {msg.src}))
+        note = partial(_delivery_note, msg, before, node, need)
+        return Action(msg.kind, node_name(msg.src), node_name(i), note), s.with_node(i, node)
 
     def successors(self, s: ClusterState) -> Iterator[Successor]:
         """The shared steps, with every message its receiver can no longer use dropped;

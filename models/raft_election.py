@@ -51,6 +51,7 @@ Move = int | tuple[int, Msg]  # see RaftElectionModel._moves
 Renaming = tuple[Callable[[tuple[int, ...]], tuple[int, ...]], tuple[int, ...], tuple[int, ...]]
 
 _STORAGE = Storage()
+_new = tuple.__new__  # builds a NamedTuple without its constructor's Python frame
 
 
 class NodeView(NamedTuple):
@@ -91,6 +92,8 @@ class ElectionState(NamedTuple):
         return _STORAGE
 
     def leaders(self) -> tuple[tuple[int, int], ...]:
+        if LEADER not in self.roles:
+            return ()
         return tuple(
             (i, self.terms[i - 1])
             for i in range(1, len(self.roles) + 1)
@@ -144,6 +147,14 @@ class RaftElectionModel(Model[ElectionState]):
         self._handle_cache: dict[Msg, Action] = {}
         self._drop_cache: dict[Msg, Action] = {}
         self._renamings: dict[tuple[int, ...], Renaming] = {}
+        # RequestVote(t, i, j) to every other node j, sorted, for each term t and node i
+        self._requests = [
+            [
+                tuple((REQUEST_VOTE, t, i, j, 0) for j in range(1, n + 1) if j != i)
+                for i in range(n + 1)
+            ]
+            for t in range(max_term + 1)
+        ]
 
     # -- actions --------------------------------------------------------------
 
@@ -171,7 +182,9 @@ class RaftElectionModel(Model[ElectionState]):
         return [ElectionState((1,) * n, (FOLLOWER,) * n, (0,) * n, (0,) * n, ())]
 
     def successors(self, state: ElectionState) -> Iterator[tuple[Action, ElectionState]]:
-        for who, after in self._moves(state):
+        names: list[Move] = []
+        afters = self._moves(state, names)
+        for who, after in zip(names, afters, strict=True):
             if isinstance(who, int):
                 yield self._timeout[who] if who > 0 else self._lead[-who], after
             elif who[0] == DROP:
@@ -180,66 +193,87 @@ class RaftElectionModel(Model[ElectionState]):
                 yield self._handle_action(who[1]), after
 
     def next_states(self, state: ElectionState) -> list[ElectionState]:
-        return [after for _, after in self._moves(state)]
+        return self._moves(state, None)
 
-    def _moves(self, state: ElectionState) -> Iterator[tuple[Move, ElectionState]]:
-        """Each enabled action instance, named cheaply, with its next state.
+    def _moves(self, state: ElectionState, names: list[Move] | None) -> list[ElectionState]:
+        """Each enabled action instance's next state, in order; with `names`, also each one's
+        name, cheaply: i for Timeout(i), -i for BecomeLeader(i), (HANDLE, m) or (DROP, m).
 
-        The name is i for Timeout(i), -i for BecomeLeader(i), (HANDLE, m) or (DROP, m);
-        `successors` turns it into an Action only when a trace is rebuilt.
+        `successors` turns a name into an Action only when a trace is rebuilt; the search
+        asks for next states alone (the hot loop: states are built with tuple.__new__,
+        skipping the NamedTuple constructor's Python frame).
         """
         terms, roles, voted, granted, msgs = state
         n = self.n
+        out: list[ElectionState] = []
+        add = out.append
         for k in range(n):
             i = k + 1
             role = roles[k]
             # Timeout(i)
             if i <= self.nc and role != LEADER and terms[k] < self.max_term:
                 t = terms[k] + 1
-                new = set(msgs)
-                new.update((REQUEST_VOTE, t, i, j, 0) for j in range(1, n + 1) if j != i)
-                yield (
-                    i,
-                    ElectionState(
-                        terms[:k] + (t,) + terms[i:],
-                        roles[:k] + (CANDIDATE,) + roles[i:],
-                        voted[:k] + (i,) + voted[i:],
-                        granted[:k] + (1 << i,) + granted[i:],
-                        tuple(sorted(new)),
-                    ),
+                requests = self._requests[t][i]
+                add(
+                    _new(
+                        ElectionState,
+                        (
+                            terms[:k] + (t,) + terms[i:],
+                            roles[:k] + (CANDIDATE,) + roles[i:],
+                            voted[:k] + (i,) + voted[i:],
+                            granted[:k] + (1 << i,) + granted[i:],
+                            tuple(sorted(set(msgs).union(requests))) if msgs else requests,
+                        ),
+                    )
                 )
+                if names is not None:
+                    names.append(i)
             # BecomeLeader(i)
             if role == CANDIDATE and granted[k].bit_count() >= self.need:
-                yield (
-                    -i,
-                    ElectionState(terms, roles[:k] + (LEADER,) + roles[i:], voted, granted, msgs),
+                add(
+                    _new(
+                        ElectionState,
+                        (terms, roles[:k] + (LEADER,) + roles[i:], voted, granted, msgs),
+                    )
                 )
+                if names is not None:
+                    names.append(-i)
         for x, m in enumerate(msgs):
             rest = msgs[:x] + msgs[x + 1 :]
+            dropped = _new(ElectionState, (terms, roles, voted, granted, rest))
             kind, t, s, d, g = m
             k = d - 1
             if kind == REQUEST_VOTE:
-                yield (HANDLE, m), self._request_vote(state, rest, t, s, d)
-            else:
-                # HandleRequestVoteResponse(m)
-                if t > terms[k]:
-                    after = ElectionState(
-                        terms[:k] + (t,) + terms[d:],
-                        roles[:k] + (FOLLOWER,) + roles[d:],
-                        voted[:k] + (0,) + voted[d:],
-                        granted[:k] + (0,) + granted[d:],
-                        rest,
+                add(self._request_vote(state, rest, t, s, d))
+            # HandleRequestVoteResponse(m)
+            elif t > terms[k]:
+                add(
+                    _new(
+                        ElectionState,
+                        (
+                            terms[:k] + (t,) + terms[d:],
+                            roles[:k] + (FOLLOWER,) + roles[d:],
+                            voted[:k] + (0,) + voted[d:],
+                            granted[:k] + (0,) + granted[d:],
+                            rest,
+                        ),
                     )
-                elif t == terms[k] and roles[k] == CANDIDATE and g:
-                    votes = granted[k] | 1 << s
-                    after = ElectionState(
-                        terms, roles, voted, granted[:k] + (votes,) + granted[d:], rest
+                )
+            elif t == terms[k] and roles[k] == CANDIDATE and g:
+                votes = granted[k] | 1 << s
+                add(
+                    _new(
+                        ElectionState,
+                        (terms, roles, voted, granted[:k] + (votes,) + granted[d:], rest),
                     )
-                else:
-                    after = ElectionState(terms, roles, voted, granted, rest)
-                yield (HANDLE, m), after
+                )
+            else:  # a response that changes nothing: the same state as dropping it
+                add(dropped)
             # DropMessage(m)
-            yield (DROP, m), ElectionState(terms, roles, voted, granted, rest)
+            add(dropped)
+            if names is not None:
+                names += ((HANDLE, m), (DROP, m))
+        return out
 
     def _request_vote(
         self, state: ElectionState, rest: tuple[Msg, ...], t: int, j: int, i: int
@@ -256,16 +290,19 @@ class RaftElectionModel(Model[ElectionState]):
         new_vote = j if grant and not forget else vf
         msgs = _insert(rest, reply)
         if higher:
-            return ElectionState(
-                terms[:k] + (ti,) + terms[i:],
-                roles[:k] + (FOLLOWER,) + roles[i:],
-                voted[:k] + (new_vote,) + voted[i:],
-                granted[:k] + (0,) + granted[i:],
-                msgs,
+            return _new(
+                ElectionState,
+                (
+                    terms[:k] + (ti,) + terms[i:],
+                    roles[:k] + (FOLLOWER,) + roles[i:],
+                    voted[:k] + (new_vote,) + voted[i:],
+                    granted[:k] + (0,) + granted[i:],
+                    msgs,
+                ),
             )
         if new_vote != voted[k]:
             voted = voted[:k] + (new_vote,) + voted[i:]
-        return ElectionState(terms, roles, voted, granted, msgs)
+        return _new(ElectionState, (terms, roles, voted, granted, msgs))
 
     # -- partial-order reduction --------------------------------------------------
     # No local moves (Model.local_moves keeps its default: none). Timeout(i) and

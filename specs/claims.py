@@ -48,7 +48,11 @@ def _leaders_by_epoch(state: Any) -> dict[int | None, list[int]]:
 
 
 def at_most_one_leader_per_epoch(state: Any) -> bool:
-    return all(len(nodes) <= 1 for nodes in _leaders_by_epoch(state).values())
+    leaders = state.leaders()
+    if len(leaders) < 2:  # the common case, checked on every state: no grouping needed
+        return True
+    epochs = [epoch for _, epoch in leaders]
+    return len(set(epochs)) == len(epochs)
 
 
 def _two_leaders(state: Any) -> str:

@@ -46,7 +46,7 @@ def _interrupted_in(phase: str) -> str:
     """A script that runs `verify` with a real SIGINT raised inside `phase`."""
     hook = {
         "search": "checker.search.FairnessGraph.visit",
-        "fair cycles": "checker.search.Judge.judge",
+        "fair cycles": "checker.fair_cycles.Judge.judge",
     }[phase]
     module, _, attr = hook.rpartition(".")
     owner, _, cls = module.rpartition(".")

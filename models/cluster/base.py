@@ -26,6 +26,7 @@ from checker.model import FAULT, RECOVERY, TICK, Action, Model
 from models.cluster.faults import Faults
 from models.cluster.network import Message, Network, islands
 from models.cluster.nodes import CLOCK, NETWORK, STORAGE, STORE, node_name, node_set
+from models.cluster.records import quick_replace
 from models.cluster.storage import Storage
 from models.cluster.store import Store
 
@@ -75,6 +76,7 @@ class NodeState(Protocol):
     def summary(self) -> str: ...
 
 
+@quick_replace
 class ClusterState(NamedTuple):
     nodes: tuple[Any, ...]  # node i is nodes[i - 1]
     store: Store

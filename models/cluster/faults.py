@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from models.cluster.records import quick_replace
 
+
+@quick_replace
 class Faults(NamedTuple):
     crashes: int = 0
     partitions: int = 0

@@ -13,6 +13,7 @@ from itertools import combinations
 from typing import NamedTuple
 
 from models.cluster.nodes import node_name, node_set
+from models.cluster.records import quick_replace
 
 
 class Message(NamedTuple):
@@ -25,6 +26,7 @@ class Message(NamedTuple):
         return f"{self.kind}({node_name(self.src)}->{node_name(self.dst)})"
 
 
+@quick_replace
 class Network(NamedTuple):
     island: frozenset[int] = frozenset()
     store_cut: frozenset[int] = frozenset()

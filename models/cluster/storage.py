@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from models.cluster.records import quick_replace
 
+
+@quick_replace
 class Storage(NamedTuple):
     hi_epoch: int = 0
     stale: bool = False

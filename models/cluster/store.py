@@ -12,9 +12,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from models.cluster.nodes import node_name
+from models.cluster.records import quick_replace
 from models.cluster.time import countdown
 
 
+@quick_replace
 class Store(NamedTuple):
     holder: int = 0  # 0: the lease has never been taken
     token: int = 0  # token of the last lease granted

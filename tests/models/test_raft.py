@@ -215,7 +215,7 @@ def test_a_newer_term_deposes_a_leader_who_then_votes() -> None:
     leader = RaftNode(role="leader", term=1, voted=1, votes=frozenset({1, 2}))
     s = model.initial_states()[0].with_node(1, leader)
     action, after = model.deliver(s, Message(REQUEST_VOTE, 2, 1, 2))
-    assert action.note == "adopts term 2, steps down from leader; grants its term 2 vote"
+    assert action.shown().note == "adopts term 2, steps down from leader; grants its term 2 vote"
     assert after.node(1) == RaftNode(term=2, voted=2)
     assert after.net.msgs == (Message("VoteGranted", 1, 2, 2),)
 
@@ -287,7 +287,7 @@ def test_the_same_schedule_on_raft_leaves_n2_bound_to_its_vote() -> None:
     assert state.node(2) == RaftNode(term=1, voted=1)
     request = broken.actions[6]
     action, state = next((a, s) for a, s in model.successors(state) if a[:3] == request[:3])
-    assert action.note == "refuses in term 1"
+    assert action.shown().note == "refuses in term 1"
     assert state.node(2) == RaftNode(term=1, voted=1)
     assert state.leaders() == ((1, 1),)
     # the refusal brings n3 no newer term, so it is dropped at once
