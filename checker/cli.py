@@ -55,6 +55,7 @@ from checker.render.state_graph import state_graph_dot
 from checker.render.trace_file import load_trace
 from checker.replay import Replay, SavedTrace, replay
 from checker.result import CheckResult, EndReason, Verdict
+from checker.search import NO_BOUNDS, Bounds
 from checker.strategies import help_lines, names
 from checker.successors import Reductions
 from models.catalogue import PROTOCOLS, lookup
@@ -464,7 +465,14 @@ def _verify(protocol: ProtocolEntry, expectations: Expectations, opts: Options) 
         expectations.expected(protocol.name),
         opts.engine.describe(),
     )
-    tables = _measure(protocol) if opts.with_stats else []
+    tables: list[MeasureTable] = []
+    if opts.with_stats and result.end is not EndReason.INTERRUPTED:  # Ctrl-C ends the run
+        bounds = Bounds(opts.max_states, opts.max_depth, opts.engine.max_memory, progress)
+        try:
+            tables = _measure(protocol, bounds)
+        finally:
+            if progress is not None:
+                progress.clear()
     if opts.as_json:
         click.echo(json.dumps({**json_report(run), "measures": [t.to_json() for t in tables]}))
     else:
@@ -473,7 +481,10 @@ def _verify(protocol: ProtocolEntry, expectations: Expectations, opts: Options) 
             click.echo("\n" + "\n".join(table.lines()))
         if opts.with_stats and not tables:
             click.echo(f"\n{protocol.name} declares no measures")
-    return exit_code(result)
+    code = exit_code(result)
+    if code == 0 and not all(t.complete for t in tables):
+        return INCOMPLETE  # a measure cut short by a bound or Ctrl-C
+    return code
 
 
 def _symbolic(
@@ -503,15 +514,20 @@ def _symbolic(
     return cli_solver.synthesize_command(protocol, timeout)
 
 
-def _measure(protocol: ProtocolEntry) -> list[MeasureTable]:
-    """Run each of the protocol's measures at each of its sizes."""
+def _measure(protocol: ProtocolEntry, bounds: Bounds = NO_BOUNDS) -> list[MeasureTable]:
+    """Run each of the protocol's measures at each of its sizes, within `bounds`; Ctrl-C
+    stops at the measurement it interrupts (the tables so far are returned)."""
     tables = []
     for m in protocol.measures:
         rows = []
         for size in m.sizes:
-            found = measure(m.build(size), m.value, m.where)
+            found = measure(m.build(size), m.value, m.where, bounds)
             rows.append((size, found))
+            if found is not None and found.end is EndReason.INTERRUPTED:
+                break
         tables.append(MeasureTable(m.title, m.size_name, tuple(rows)))
+        if tables[-1].interrupted:
+            break
     return tables
 
 

@@ -12,19 +12,21 @@ from typing import Any
 
 from checker.model import Model
 from checker.properties import always
-from checker.result import Measurement
-from checker.search import check
+from checker.result import EndReason, Measurement
+from checker.search import NO_BOUNDS, Bounds, check
 
 
 def measure(
     model: Model[Any],
     value: Callable[[Any], int],
     where: Callable[[Any], bool],
-    max_states: int | None = None,
+    bounds: Bounds = NO_BOUNDS,
     with_trace: bool = False,
 ) -> Measurement | None:
     """`value` over every reachable state satisfying `where`; None if there is none.
 
+    The bounds, the memory limit and Ctrl-C apply as to any search; a measurement they cut
+    short says so in its `end` (its figures are then those of the states explored).
     `with_trace` adds the shortest trace to a worst state, at the cost of a second search.
     """
     seen: list[int] = []
@@ -34,13 +36,15 @@ def measure(
             seen.append(value(state))
         return True
 
-    first = check(model, [always("measure", record)], max_states=max_states)
+    first = check(model, [always("measure", record)], **bounds.as_kwargs())
     if not seen:
-        return None
+        if first.end in (EndReason.EXHAUSTED, EndReason.DECIDED):
+            return None
+        return Measurement(0, 0, 0.0, 0, None, first.stats, first.end)  # cut before any
     worst = max(seen)
     trace = None
     if with_trace:
         reach = always("below-worst", lambda s: not (where(s) and value(s) == worst))
-        trace = check(model, [reach], max_states=max_states).result("below-worst").trace
-        assert trace is not None, "the worst state was reached once, so it is reachable"
-    return Measurement(worst, min(seen), sum(seen) / len(seen), len(seen), trace, first.stats)
+        trace = check(model, [reach], **bounds.as_kwargs()).result("below-worst").trace
+    count = len(seen)
+    return Measurement(worst, min(seen), sum(seen) / count, count, trace, first.stats, first.end)

@@ -10,9 +10,10 @@ routed until their owners take them. A coordinator runs one breadth-first level 
 time, in four steps (`Transport.exchange`):
 
 1. `expand`: each worker expands its states of the level in increasing rank, with
-   `make_expander` (so --symmetry and --por act as in one process: None marks a skipped
-   action, not generated; KNOWN a generated, visited one), and sends each successor's
-   fingerprint and key (parent rank, move) to its owner; the successors stay with it;
+   `make_expander` (so --symmetry and --por act as in one process: a skipped action is
+   not generated, a successor known to be visited is generated but not sent), and sends
+   each successor's fingerprint and key (parent rank, move) to its owner; the successors
+   stay with it;
 2. `select`: each owner keeps, per fingerprint new to it, the smallest key over all
    arrivals, and asks one sender holding that state for it;
 3. `ship`: the senders send the states asked for; a full state crosses processes about
@@ -82,7 +83,6 @@ from checker.result import CheckResult, EndReason, Progress, Stats
 from checker.search import NO_PARENT, Bounds, resident_memory, with_liveness
 from checker.successors import (
     FP_MASK,
-    KNOWN,
     NO_REDUCTIONS,
     Reductions,
     decides,
@@ -287,15 +287,10 @@ class PartitionWorker:
         generated = 0
         for rank, state in zip(ranks, self.frontier, strict=True):
             try:
-                succs = expand(state)
-                generated += len(succs)
+                count, candidates = expand(state)
+                generated += count
                 base = rank << MOVE_BITS
-                for move, succ in enumerate(succs):
-                    if succ is None:  # skipped by a reduction: not generated
-                        generated -= 1
-                        continue
-                    if succ is KNOWN:
-                        continue
+                for move, succ in candidates:
                     fp = hash(succ) & FP_MASK
                     if fp in seen:  # only ever true for a state of this partition
                         continue

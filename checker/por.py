@@ -56,7 +56,7 @@ from collections.abc import Callable
 from typing import Any
 
 from checker.model import Model
-from checker.successors import KNOWN, MAX_ALIASES, Expander, fingerprint
+from checker.successors import MAX_ALIASES, Expander, fingerprint
 
 
 def por_expander(
@@ -64,21 +64,22 @@ def por_expander(
 ) -> Expander:
     """An expander that keeps, where it may, only the first local move of each state.
 
-    It returns the next states in `successors` order with None at every position it
-    skips. When the state declares no local move, or the first local move's successor
-    was already discovered (the cycle proviso), it returns every successor, exactly as
-    the unreduced expander does (with KNOWN marks under symmetry).
+    A reduced state generates one successor, its first local move's. When the state
+    declares no local move, or the first local move's successor was already discovered
+    (the cycle proviso), it generates every successor, exactly as the unreduced expander
+    does (leaving out, under symmetry, those whose orbit is known).
     """
     successors = model.successors
     aliases: set[int] = set()  # fingerprints of non-canonical states already mapped
 
     def represent(succ: Any) -> Any:
-        """The successor as the search stores it: its canonical form, or KNOWN."""
+        """The successor as the search stores it: its canonical form, or None if its orbit
+        is known."""
         if canonical is None:
             return succ
         fp = fingerprint(succ)
         if fp in seen or fp in aliases:  # its orbit is known: skip the canonical form
-            return KNOWN
+            return None
         rep = canonical(succ)
         if rep is not succ:
             if len(aliases) >= MAX_ALIASES:
@@ -86,17 +87,16 @@ def por_expander(
             aliases.add(fp)
         return rep
 
-    def expand(state: Any) -> list[Any]:
+    def expand(state: Any) -> tuple[int, list[tuple[int, Any]]]:
         pairs = list(successors(state))
         move = next((k for k, (action, _) in enumerate(pairs) if action.local), None)
         if move is not None:
             kept = represent(pairs[move][1])
-            if kept is not KNOWN and fingerprint(kept) not in seen:  # not yet discovered: reduce
-                out: list[Any] = [None] * len(pairs)
-                out[move] = kept
-                return out
+            if kept is not None and fingerprint(kept) not in seen:  # not yet discovered: reduce
+                return 1, [(move, kept)]
         if canonical is None:
-            return [succ for _, succ in pairs]
-        return [represent(succ) for _, succ in pairs]
+            return len(pairs), list(enumerate(succ for _, succ in pairs))
+        found = ((k, represent(succ)) for k, (_, succ) in enumerate(pairs))
+        return len(pairs), [(k, rep) for k, rep in found if rep is not None]
 
     return expand

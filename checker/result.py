@@ -105,6 +105,11 @@ class Measurement:
     count: int  # reachable states the value was taken over
     worst_trace: Trace | None  # the shortest trace to a worst state, when asked for
     stats: Stats
+    end: EndReason = EndReason.EXHAUSTED  # anything else: over the states explored only
+
+    @property
+    def complete(self) -> bool:
+        return self.end in (EndReason.EXHAUSTED, EndReason.DECIDED)
 
 
 @dataclass(frozen=True)

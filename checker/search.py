@@ -42,7 +42,6 @@ from checker.result import (
 )
 from checker.successors import (
     FP_MASK,
-    KNOWN,
     NO_REDUCTIONS,
     Expander,
     Reductions,
@@ -111,6 +110,9 @@ class Bounds:
             "max_memory": self.max_memory,
             "progress": self.progress,
         }
+
+
+NO_BOUNDS = Bounds()
 
 
 def with_liveness(
@@ -296,14 +298,9 @@ class _Search:
             self.current = current = expanded
             expanded += 1
             try:
-                succs = expand(state)
-                self.generated += len(succs)
-                for move, succ in enumerate(succs):
-                    if succ is None:  # skipped by a reduction
-                        self.generated -= 1
-                        continue
-                    if succ is KNOWN:
-                        continue
+                generated, candidates = expand(state)
+                self.generated += generated
+                for move, succ in candidates:
                     fp = hash(succ) & FP_MASK
                     if fp in seen:
                         continue
@@ -462,9 +459,9 @@ class _Search:
     def _beyond(self, frontier: Iterable[Any], expand: Expander) -> bool:
         """Whether any state past the depth bound is new (else the bound cut nothing off)."""
         return any(
-            succ is not None and succ is not KNOWN and hash(succ) & FP_MASK not in self.seen
+            hash(succ) & FP_MASK not in self.seen
             for state in frontier
-            for succ in expand(state)
+            for _, succ in expand(state)[1]
         )
 
     def _visit(self, state: Any, index: int) -> bool:

@@ -7,7 +7,7 @@ parent's successors, and both apply the same reductions when expanding a state.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,11 +17,11 @@ from checker.result import EndReason, PropertyResult, Verdict
 from checker.symmetry import canonicalizer
 from checker.trace import Step, Trace
 
-# Given a state, its next states in the order of the model's successors. A reduction puts
-# None where it skips an action (not explored, not counted as generated) and KNOWN where
-# the successor is generated but known to be visited already.
-Expander = Callable[[Any], list[Any]]
-KNOWN = object()
+# Given a state: how many successors it generated, and the (move, next state) pairs that
+# may be new, moves being positions among the model's successors. A reduction leaves out
+# the actions it skips (not generated) and the successors it knows were visited (generated);
+# the unreduced expander pairs every next state with its position.
+Expander = Callable[[Any], tuple[int, Iterable[tuple[int, Any]]]]
 MAX_ALIASES = 1 << 20  # a cache: forgetting it costs time, never correctness
 
 # A state's fingerprint is hash(state) & FP_MASK: 60 bits, so that each one is a 32-byte
@@ -63,25 +63,34 @@ def make_expander(
         return por_expander(model, seen, canonical)
     next_states = model.next_states
     if canonical is None:
-        return lambda state: list(next_states(state))
+
+        def plain(state: Any) -> tuple[int, Iterable[tuple[int, Any]]]:
+            succs = next_states(state)
+            if type(succs) is not list:
+                succs = list(succs)
+            return len(succs), enumerate(succs)
+
+        return plain
     aliases: set[int] = set()  # fingerprints of non-canonical states already mapped
 
-    def expand(state: Any) -> list[Any]:
+    def symmetric(state: Any) -> tuple[int, Iterable[tuple[int, Any]]]:
         out = []
-        for succ in next_states(state):
+        succs = next_states(state)
+        if type(succs) is not list:
+            succs = list(succs)
+        for move, succ in enumerate(succs):
             fp = hash(succ) & FP_MASK
             if fp in seen or fp in aliases:  # its orbit is known: skip the canonical form
-                out.append(KNOWN)
                 continue
             rep = canonical(succ)
             if rep is not succ:
                 if len(aliases) >= MAX_ALIASES:
                     aliases.clear()
                 aliases.add(fp)
-            out.append(rep)
-        return out
+            out.append((move, rep))
+        return len(succs), out
 
-    return expand
+    return symmetric
 
 
 def rebuild_trace(

@@ -69,3 +69,19 @@ def test_reductions_judge_liveness_unreduced_and_say_why(tmp_path: Path) -> None
         "symmetry and partial-order reduction do not keep fair cycles"
     ]
     assert [ph["name"] for ph in b["stats"]["phases"]] == ["search", "search", "fair cycles"]
+
+
+def test_a_bound_cuts_the_measures_too_and_says_so(tmp_path: Path) -> None:
+    """--stats runs a search per size: each obeys the state bound, and a cut one makes the
+    run incomplete (exit 3) even where the verdicts hold."""
+    args = ["--protocol", "lease-renewal", "--stats", "--json", "--out", str(tmp_path)]
+    whole = CliRunner().invoke(main, args)
+    doc = json.loads(whole.stdout)
+    assert whole.exit_code == 0 and doc["verdict"] == "HOLDS" and doc["measures"]
+    sizes = [row["distinct_states"] for t in doc["measures"] for row in t["rows"] if row]
+    bound = max(sizes) - 1
+    cut = CliRunner().invoke(main, [*args, "--max-states", str(bound)])
+    assert cut.exit_code == 3, cut.output
+    rows = [row for t in json.loads(cut.stdout)["measures"] for row in t["rows"]]
+    assert all(row["distinct_states"] <= bound for row in rows if "distinct_states" in row)
+    assert any(row.get("end") == "state bound reached" for row in rows)

@@ -157,14 +157,26 @@ class MeasureTable:
         lines = [f"{self.title}:", f"  {self.size_name:>6}  {cells}"]
         for size, m in self.rows:
             label = "/".join(map(str, size)) if isinstance(size, tuple) else str(size)
-            if m is None:
+            if m is None or (not m.count and m.complete):
                 lines.append(f"  {label:>6}  {'-':>6}")
                 continue
+            if not m.count:
+                lines.append(f"  {label:>6}  {'-':>6}  INCOMPLETE ({m.end.value})")
+                continue
+            cut = "" if m.complete else f"  INCOMPLETE ({m.end.value})"
             lines.append(
                 f"  {label:>6}  {m.worst:>6}  {m.best:>6}  {m.mean:>7.2f}  {m.count:>6,}  "
-                f"{m.stats.distinct_states:>10,}  {m.stats.seconds:>7.2f}"
+                f"{m.stats.distinct_states:>10,}  {m.stats.seconds:>7.2f}{cut}"
             )
         return lines
+
+    @property
+    def complete(self) -> bool:
+        return all(m is None or m.complete for _, m in self.rows)
+
+    @property
+    def interrupted(self) -> bool:
+        return any(m is not None and m.end is EndReason.INTERRUPTED for _, m in self.rows)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -179,6 +191,7 @@ class MeasureTable:
                         "count": m.count,
                         "distinct_states": m.stats.distinct_states,
                         "seconds": round(m.stats.seconds, 6),
+                        "end": m.end.value,
                     }
                     if m
                     else {}

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from checker.measure import measure
+from checker.result import EndReason
+from checker.search import Bounds
 from tests.toys import Counter
 
 
@@ -18,3 +20,15 @@ def test_worst_best_and_mean_over_matching_states() -> None:
 
 def test_nothing_matching_gives_none() -> None:
     assert measure(Counter(3), value=lambda x: x, where=lambda x: x > 3) is None
+
+
+def test_a_bound_cuts_a_measure_and_it_says_so() -> None:
+    m = measure(Counter(9), lambda x: x, lambda x: x > 0, Bounds(max_states=4))
+    assert m is not None and not m.complete
+    assert m.end is EndReason.MAX_STATES
+    assert (m.worst, m.count, m.stats.distinct_states) == (3, 3, 4)
+
+
+def test_a_cut_before_any_matching_state_is_not_taken_for_none() -> None:
+    m = measure(Counter(9), lambda x: x, lambda x: x > 5, Bounds(max_states=3))
+    assert m is not None and m.count == 0 and m.end is EndReason.MAX_STATES

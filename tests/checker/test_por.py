@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from checker import Action, CheckResult, Model, Property, Trace, Verdict, always, check, sometimes
 from checker.por import por_expander
-from checker.successors import KNOWN, Reductions, fingerprint
+from checker.successors import Reductions, fingerprint
 from tests.locality import check_declarations, local_violation, reachable
 
 POR = Reductions(por=True)
@@ -159,11 +159,11 @@ def test_the_proviso_expands_the_state_that_closes_the_cycle() -> None:
     model = Spinner()
     seen = {fingerprint((0, 0))}
     expand = por_expander(model, seen, None)
-    assert expand((0, 0)) == [(1, 0), None]  # its turn leads somewhere new: reduced
+    assert expand((0, 0)) == (1, [(0, (1, 0))])  # its turn leads somewhere new: reduced
     seen.add(fingerprint((1, 0)))
-    assert expand((1, 0)) == [(2, 0), None]
+    assert expand((1, 0)) == (1, [(0, (2, 0))])
     seen.add(fingerprint((2, 0)))
-    assert expand((2, 0)) == [(0, 0), (2, 1)]  # its turn closes the cycle: expanded fully
+    assert expand((2, 0)) == (2, [(0, (0, 0)), (1, (2, 1))])  # closes the cycle: expanded fully
 
 
 def test_por_finds_the_alarm_with_a_longer_trace() -> None:
@@ -244,13 +244,13 @@ def test_por_marks_known_orbits_under_symmetry() -> None:
     expand = por_expander(model, seen, canonical)
     counted = canonical(((1, 0), (0, 0)))
     assert counted == ((0, 0), (1, 0))  # the representative of n1's count
-    assert expand(start) == [counted, None, None, None]
+    assert expand(start) == (1, [(0, counted)])
     seen.add(fingerprint(counted))
     # Now n1's count leads to an orbit already discovered: the proviso expands the state
-    # fully, marking the successors whose orbit is known as make_expander does.
-    out = expand(start)
-    assert out[0] is KNOWN and out[1] is KNOWN
-    assert out[2:] == [canonical(((0, 1), (0, 0))), canonical(((0, 0), (0, 1)))]
+    # fully, leaving out the successors whose orbit is known as make_expander does.
+    generated, out = expand(start)
+    assert generated == 4
+    assert out == [(2, canonical(((0, 1), (0, 0)))), (3, canonical(((0, 0), (0, 1))))]
 
 
 # -- random models with truly local moves ------------------------------------------------
