@@ -34,10 +34,11 @@ from checker.errors import LeadercheckError, ModelError
 from checker.gate import CaseOutcome, GateCase, GateReport, judge
 from checker.graph import StateGraph, state_graph
 from checker.measure import measure
+from checker.properties import Property
 from checker.render.context import TraceContext
 from checker.render.cost_plot import write_cost_plot
 from checker.render.explain import explain_lines
-from checker.render.files import Written, check_writable, write_trace_files
+from checker.render.files import Written, check_writable, check_writable_file, write_trace_files
 from checker.render.gate_report import (
     case_lines,
     json_summary,
@@ -49,7 +50,7 @@ from checker.render.gate_report import (
 from checker.render.golden import compare_golden, update_golden
 from checker.render.html import overview_html
 from checker.render.progress import ProgressLine
-from checker.render.readme import replace_block
+from checker.render.readme import check_block, replace_block
 from checker.render.report import MeasureTable, Run, json_report, report_lines
 from checker.render.state_graph import state_graph_dot
 from checker.render.trace_file import load_trace
@@ -83,6 +84,7 @@ class Options:
     html_dir: Path = Path("counterexamples")
     state_graph: bool = False
     engine: EngineOptions = field(default_factory=EngineOptions)
+    out_given: bool = False  # --out on the command line (not its default)
 
 
 class VerifyGroup(click.Group):
@@ -339,6 +341,7 @@ def main(
         html_dir=pages,
         state_graph=diagram == "state-graph",
         engine=engine_options,
+        out_given=ctx.get_parameter_source("out") is not click.core.ParameterSource.DEFAULT,
     )
     try:
         expectations = load_expectations()
@@ -419,16 +422,23 @@ def _parse_params(raw: Sequence[str]) -> dict[str, str]:
     given: dict[str, str] = {}
     for item in raw:
         name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value.strip():
+        name, value = name.strip(), value.strip()
+        if not sep or not name or not value:
             raise LeadercheckError(f"-p expects NAME=VALUE, got {item!r}")
-        given[name.strip()] = value.strip()
+        if name in given:
+            raise LeadercheckError(f"-p {name} given twice ({given[name]} and {value})")
+        given[name] = value
     return given
 
 
 def _given(opts: Options) -> dict[str, str]:
-    """The parameters given with -p, and --nodes as `nodes`."""
+    """The parameters given with -p, and --nodes as `nodes` (never both)."""
     given = _parse_params(opts.params)
     if opts.nodes is not None:
+        if "nodes" in given:
+            raise LeadercheckError(
+                f"--nodes {opts.nodes} and -p nodes={given['nodes']} both set nodes; give one"
+            )
         given["nodes"] = str(opts.nodes)
     return given
 
@@ -562,10 +572,15 @@ def _gate(
         for protocol in [PROTOCOLS[name]]
         for values in [protocol.resolve({})]
     ]
-    if not (check_golden or opts.as_json):
+    # Every output is checked before the first search; --html DIR writes only under DIR
+    # (and --out, when given).
+    copy_out = not opts.as_json and not check_golden and (opts.out_given or not opts.with_html)
+    if copy_out or update:
         check_writable(opts.out)
     if junit is not None:
-        check_writable(junit.parent)
+        check_writable_file(junit, "--junit")
+    if readme is not None:
+        check_block(readme, README_BLOCK)
     if opts.with_html:
         check_writable(opts.html_dir)
     if not opts.as_json:
@@ -605,10 +620,12 @@ def _gate(
         golden_findings: list[str] = []
         if check_golden:
             golden_findings = compare_golden(fresh, opts.out)
-        elif not opts.as_json or update:
-            changed = update_golden(fresh, opts.out) if update else _copy_into(fresh, opts.out)
-            if update and not opts.as_json:
+        elif update:
+            changed = update_golden(fresh, opts.out)
+            if not opts.as_json:
                 click.echo(f"\nupdated {len(changed)} file(s) in {opts.out}")
+        elif copy_out:
+            _copy_into(fresh, opts.out)
     if golden_findings:
         report = GateReport(report.outcomes, report.extra_findings + tuple(golden_findings))
     if junit is not None:
@@ -690,21 +707,9 @@ def _catalogue_lines(expectations: Expectations) -> list[str]:
 def replay_command(ctx: click.Context, trace_file: Path, protocol_name: str | None) -> None:
     """Re-execute a saved trace; exit 0 if it reproduces, 1 where it parts, 2 if malformed."""
     try:
-        saved = load_trace(trace_file)
-        recorded_on = _trace_protocol(trace_file, saved.protocol)
+        saved, recorded_on, prop = _checked_trace(trace_file)
         target = lookup(protocol_name) if protocol_name else recorded_on
         cross = target.name != recorded_on.name
-        prop = PROPERTIES.get(saved.property_name)
-        if prop is None:
-            raise LeadercheckError(
-                f"{trace_file}: 'property.name' {saved.property_name!r} is not a known property"
-                f" ({', '.join(PROPERTIES)})"
-            )
-        if prop.kind.value != saved.property_kind:
-            raise LeadercheckError(
-                f"{trace_file}: 'property.kind' is {saved.property_kind!r} but"
-                f" {prop.name} is {prop.kind.value!r}"
-            )
         values = _replay_params(trace_file, target, saved, cross)
         result = replay(target.build(values), saved, prop, compare_states=not cross)
     except LeadercheckError as exc:
@@ -720,11 +725,31 @@ def replay_command(ctx: click.Context, trace_file: Path, protocol_name: str | No
 def explain_command(ctx: click.Context, trace_file: Path) -> None:
     """Tell a saved trace as prose: one sentence per step, then the broken property."""
     try:
-        saved = load_trace(trace_file)
+        saved, recorded_on, _ = _checked_trace(trace_file)
+        _replay_params(trace_file, recorded_on, saved, cross=False)  # as replay checks them
     except LeadercheckError as exc:
         _fail(exc, bool(ctx.find_root().params.get("debug")))
         ctx.exit(USAGE_ERROR)
     click.echo("\n".join(explain_lines(saved)))
+
+
+def _checked_trace(trace_file: Path) -> tuple[SavedTrace, ProtocolEntry, Property]:
+    """The trace file read and checked against the catalogue, as replay and explain need it:
+    a known protocol, a known property of the kind the file says."""
+    saved = load_trace(trace_file)
+    recorded_on = _trace_protocol(trace_file, saved.protocol)
+    prop = PROPERTIES.get(saved.property_name)
+    if prop is None:
+        raise LeadercheckError(
+            f"{trace_file}: 'property.name' {saved.property_name!r} is not a known property"
+            f" ({', '.join(PROPERTIES)})"
+        )
+    if prop.kind.value != saved.property_kind:
+        raise LeadercheckError(
+            f"{trace_file}: 'property.kind' is {saved.property_kind!r} but"
+            f" {prop.name} is {prop.kind.value!r}"
+        )
+    return saved, recorded_on, prop
 
 
 def _trace_protocol(trace_file: Path, name: str) -> ProtocolEntry:

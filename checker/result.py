@@ -42,6 +42,9 @@ class Phase:
     end: EndReason = EndReason.EXHAUSTED
 
 
+FINGERPRINT_SPACE = float(1 << 60)  # checker/successors.py keeps 60 bits of each state's hash
+
+
 @dataclass(frozen=True)
 class Stats:
     distinct_states: int
@@ -55,6 +58,18 @@ class Stats:
     @property
     def states_per_second(self) -> float:
         return self.distinct_states / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def collision_probability(self) -> float:
+        """The estimated chance that a fingerprint collision hid a state (60-bit fingerprints).
+
+        As TLC estimates it from the distinct (n) and generated (g) states: each of the
+        g - n lookups that found a state might have found another one's fingerprint,
+        n (g - n) / 2^60; and the n new states might share one among themselves, n^2 / 2^61.
+        The larger of the two, and never more than 1.
+        """
+        n, g = self.distinct_states, self.generated_states
+        return min(1.0, max(n * max(g - n, 0), n * n / 2) / FINGERPRINT_SPACE)
 
 
 @dataclass(frozen=True)

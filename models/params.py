@@ -7,12 +7,15 @@ before any model is constructed, so a bad value never reaches the search.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from checker.errors import LeadercheckError
 from checker.model import Model
+
+_INTEGER = re.compile(r"-?[0-9]{1,18}")  # ASCII digits only, and no more than fit a bound
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,8 @@ class Param:
         if text in self.choices:
             return self.low + self.choices.index(text)
         try:
+            if not _INTEGER.fullmatch(text):  # int() also takes "1_0" and other scripts' digits
+                raise ValueError(text)
             value = int(text)
         except ValueError:
             if self.choices:

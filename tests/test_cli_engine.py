@@ -85,7 +85,10 @@ def test_zero_size_is_refused() -> None:
 
 @pytest.mark.parametrize(
     "engine",
-    [("--workers", "2"), ("--engine", "ray", "--workers", "2")],
+    [
+        ("--workers", "2"),
+        pytest.param(("--engine", "ray", "--workers", "2"), marks=pytest.mark.slow),
+    ],
     ids=["2-processes", "ray"],
 )
 def test_partitioned_engines_give_the_same_report(tmp_path: Path, engine: tuple[str, ...]) -> None:

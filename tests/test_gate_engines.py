@@ -37,6 +37,7 @@ def _states(doc: dict[str, Any]) -> dict[str, int]:
     return {p["protocol"]: p["stats"]["distinct_states"] for p in doc["protocols"]}
 
 
+@pytest.mark.slow  # the whole gate twice more: about 80 s
 @pytest.mark.parametrize(
     "flags", [("--symmetry",), ("--workers", "2")], ids=["symmetry", "2-workers"]
 )

@@ -50,6 +50,20 @@ def check_writable(directory: Path) -> None:
             path.rmdir()
 
 
+def check_writable_file(path: Path, option: str) -> None:
+    """Fail early if `path` cannot be written as a file (a directory, an unwritable place),
+    creating nothing."""
+    if path.is_dir():
+        raise LeadercheckError(f"{option} {path} is a directory, not a file")
+    check_writable(path.parent)
+    if path.exists():
+        try:
+            with path.open("ab"):
+                pass
+        except OSError as exc:
+            raise LeadercheckError(f"cannot write to {path}: {exc.strerror or exc}") from None
+
+
 def write_trace_files(
     directory: Path,
     stem: str,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from checker.errors import LeadercheckError
+from checker.render.files import check_writable_file
 
 
 def markers(name: str) -> tuple[str, str]:
@@ -27,11 +28,20 @@ def replace_block(path: Path, name: str, lines: list[str]) -> None:
     path.write_text(new, encoding="utf-8")
 
 
+def check_block(path: Path, name: str) -> None:
+    """Fail early (before the gate runs) unless `path` is UTF-8 text with the `name` block
+    and can be rewritten."""
+    _span(path, _read(path), *markers(name))
+    check_writable_file(path, "--readme")
+
+
 def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except OSError as exc:
         raise LeadercheckError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise LeadercheckError(f"{path} is not UTF-8 text") from None
 
 
 def _span(path: Path, text: str, begin: str, end: str) -> tuple[int, int]:

@@ -64,6 +64,10 @@ def report_lines(run: Run) -> list[str]:
         f"peak memory {s.peak_memory_bytes / 2**20:.1f} MiB ({result.end.value})",
     ]
     lines += phase_lines(s)
+    lines.append(
+        f"fingerprints: 60 bits; estimated chance that a collision hid a state: "
+        f"{s.collision_probability:.1e}"
+    )
     lines += [f"note: {note}" for note in result.notes]
     if run.search:
         lines.append(f"search: {run.search}")
@@ -108,6 +112,7 @@ def json_report(run: Run) -> dict[str, Any]:
             "seconds": round(s.seconds, 6),
             "states_per_second": round(s.states_per_second, 1),
             "peak_memory_bytes": s.peak_memory_bytes,
+            "fingerprint_collision_probability": float(f"{s.collision_probability:.3g}"),
             "phases": [
                 {
                     "name": ph.name,

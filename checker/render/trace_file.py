@@ -7,6 +7,7 @@ protocol and property exist is for the caller, which knows the catalogue.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -25,13 +26,58 @@ class TraceFileError(LeadercheckError):
 Fail = Callable[[str], TraceFileError]
 
 
+# Bounds on what a trace file may be, far above any trace this tool writes (a few KB,
+# nesting 5, numbers of a few digits), so a hostile or broken file fails in one line.
+MAX_BYTES = 32 << 20
+MAX_DEPTH = 32
+MAX_DIGITS = 30
+
+
 def load_trace(path: Path) -> SavedTrace:
-    """Read and validate the trace file at `path`."""
+    """Read and validate the trace file at `path` (at most MAX_BYTES of it)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TraceFileError(f"{path}: cannot read the trace file: {exc}") from None
+        with path.open("rb") as f:
+            raw = f.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise TraceFileError(f"{path}: cannot read the trace file: {exc.strerror or exc}") from None
+    if len(raw) > MAX_BYTES:
+        raise TraceFileError(f"{path}: larger than {MAX_BYTES >> 20} MiB; not a trace file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise TraceFileError(f"{path}: not UTF-8 text; not a trace file") from None
     return parse_trace(text, str(path))
+
+
+def _number(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise ValueError(f"a number of {len(text)} digits")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:20]} is out of range")
+    return value
+
+
+def _constant(text: str) -> Any:
+    raise ValueError(f"{text} is not JSON")
+
+
+def _depth(doc: Any) -> int:
+    """The nesting depth of a parsed document, without recursion."""
+    deepest, todo = 0, [(doc, 1)]
+    while todo:
+        value, depth = todo.pop()
+        if isinstance(value, (dict, list)):
+            deepest = max(deepest, depth)
+            if depth > MAX_DEPTH:
+                break
+            items = value.values() if isinstance(value, dict) else value
+            todo.extend((v, depth + 1) for v in items)
+    return deepest
 
 
 def parse_trace(text: str, source: str = "trace") -> SavedTrace:
@@ -41,9 +87,15 @@ def parse_trace(text: str, source: str = "trace") -> SavedTrace:
         return TraceFileError(f"{source}: {message}")
 
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_int=_number, parse_float=_float, parse_constant=_constant)
     except json.JSONDecodeError as exc:
         raise fail(f"not JSON ({exc.msg} at line {exc.lineno})") from None
+    except ValueError as exc:  # from _number or _constant
+        raise fail(f"not a trace file: {exc}") from None
+    except RecursionError:
+        raise fail(f"nested deeper than {MAX_DEPTH} levels; not a trace file") from None
+    if _depth(doc) > MAX_DEPTH:
+        raise fail(f"nested deeper than {MAX_DEPTH} levels; not a trace file")
     if not isinstance(doc, dict):
         raise fail(f"not a JSON object but {_kind(doc)}; expected a {TRACE_SCHEMA} trace")
     if "schema" not in doc:

@@ -33,6 +33,7 @@ def test_even_quorum_never_elects_and_the_lasso_shows_it() -> None:
     assert not any(a.name == "timeout" for a, _ in model.successors(stable))
 
 
+@pytest.mark.slow  # 12 s
 def test_five_nodes_split_two_three_always_elect_eventually() -> None:
     entry = lookup("even-quorum")
     model = entry.build(entry.resolve({"nodes": "5"}))
@@ -59,6 +60,7 @@ class _EveryTimeoutAtOnce(RaftModel):
         return True
 
 
+@pytest.mark.slow  # 40 s
 def test_without_the_timing_assumption_split_votes_go_on_until_the_terms_run_out(
     raft: RaftModel,
 ) -> None:

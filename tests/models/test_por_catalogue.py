@@ -27,7 +27,12 @@ def assert_replays(model: Model[Any], trace: Trace) -> None:
         assert (step.action, step.state) in options, f"step {step.index} ({step.action})"
 
 
-@pytest.mark.parametrize("name", list(PROTOCOLS))
+HEAVY = {"raft", "bully"}  # 16 s and 7 s: run with -m slow
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.slow) if n in HEAVY else n for n in PROTOCOLS]
+)
 def test_por_keeps_every_verdict_at_the_defaults(name: str) -> None:
     entry = PROTOCOLS[name]
     model = entry.build(entry.resolve({}))

@@ -40,7 +40,11 @@ def _strengthening(name: str) -> list[str]:
 
 @pytest.mark.parametrize(
     ("name", "dropped"),
-    [(n, c) for n in ("raft", "lease-fencing") for c in _strengthening(n)],
+    [
+        pytest.param(n, c, marks=pytest.mark.slow) if c == "one-vote-per-term" else (n, c)
+        for n in ("raft", "lease-fencing")
+        for c in _strengthening(n)
+    ],
 )
 def test_every_strengthening_conjunct_is_needed(name: str, dropped: str) -> None:
     proof = prove(PROOFS[name](), without=[dropped], timeout=60)
@@ -203,7 +207,16 @@ def _covered(
         options = [f for name, f in p.actions(v, w) if name in names]
         assert len(options) == len(names), names
         solver.add(z3.Or(*options, _unchanged(v, w)))
-    return solver.check() == z3.sat
+    # z3 may answer unknown on these quantified axioms (it once did, under load); another
+    # seed then decides it. Only unsat, a step the proof does not cover, fails the test.
+    answer = z3.unknown
+    for seed in range(4):
+        solver.set("random_seed", seed)
+        answer = solver.check()
+        if answer != z3.unknown:
+            break
+    assert answer != z3.unknown, solver.reason_unknown()
+    return bool(answer == z3.sat)
 
 
 def _unchanged(v: Any, w: Any) -> z3.BoolRef:

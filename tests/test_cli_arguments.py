@@ -1,0 +1,86 @@
+"""Every argument is checked before any work: one line on stderr, exit 2, nothing written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from checker.cli import main
+
+
+def verify(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def refused(result: Result, message: str) -> None:
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert message in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-p", "nodes=4", "--nodes", "2"], "--nodes 2 and -p nodes=4 both set nodes"),
+        (["-p", "ttl=2", "-p", "ttl=3"], "-p ttl given twice (2 and 3)"),
+        (["-p", "nodes=\u0663"], "parameter nodes must be an integer, got '\u0663'"),
+        (["-p", "ttl=1_0"], "parameter ttl must be an integer, got '1_0'"),
+        (["-p", "ttl=" + "9" * 5000], "parameter ttl must be an integer"),
+        (["--max-memory", "1" * 400], "(400 characters) is too large"),
+        (["--max-memory", "99999999999T"], "is too large"),
+        (["--nodes", "x"], "Invalid value for '--nodes'"),
+        (["--bogus"], "No such option '--bogus'"),
+    ],
+)
+def test_bad_arguments_are_one_line_and_exit_2(
+    args: list[str], message: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    refused(verify("--protocol", "lease-fencing", *args, "--out", str(out)), message)
+    assert not out.exists()
+
+
+def test_a_junit_directory_is_refused_before_the_gate(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    refused(verify("--all", "--junit", str(tmp_path), "--out", str(out)), "is a directory")
+    assert not out.exists()
+
+
+def test_a_junit_under_a_file_is_refused_before_the_gate(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.write_text("a file, not a directory")
+    refused(verify("--all", "--junit", str(plain / "x" / "j.xml")), "cannot write to")
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot read"),
+        (b"\xff\xfe\x00binary", "is not UTF-8 text"),
+        (b"# a README without the markers\n", "has no <!-- verdicts:begin -->"),
+    ],
+    ids=["missing", "binary", "no-markers"],
+)
+def test_a_bad_readme_is_refused_before_the_gate(
+    content: bytes | None, message: str, tmp_path: Path
+) -> None:
+    readme = tmp_path / "README.md"
+    if content is not None:
+        readme.write_bytes(content)
+    out = tmp_path / "out"
+    refused(verify("--all", "--readme", str(readme), "--out", str(out)), message)
+    assert not out.exists()
+    assert readme.exists() == (content is not None)
+
+
+def test_html_dir_writes_only_under_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("checker.cli._gate_names", lambda: ["lease-no-fencing", "lease-fencing"])
+    monkeypatch.chdir(tmp_path)
+    pages = tmp_path / "pages"
+    result = verify("--all", "--html", str(pages))
+    assert result.exit_code in (0, 1), result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pages"]
+    assert (pages / "index.html").exists() and (pages / "lease-no-fencing.html").exists()
