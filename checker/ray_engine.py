@@ -21,13 +21,17 @@ hash and the search fails loudly if they differ (never a silently wrong count).
 
 from __future__ import annotations
 
+import os
 import platform
 import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from checker.errors import LeadercheckError
 from checker.parallel import PartitionWorker, Transport, WorkerSetup, quiet_gc
 
 HASH_SEED = "0"
@@ -120,6 +124,8 @@ def ray_transport(workers: int, address: str | None) -> RayTransport:
     cluster at `address`; each actor asks for one CPU. Close it to shut down the local
     instance it started (one already running in this process is reused, never shut
     down)."""
+    if address is not None:
+        _ask_for_token_auth()  # before ray is imported: it reads the mode then
     import ray  # noqa: PLC0415
 
     started = False
@@ -128,12 +134,71 @@ def ray_transport(workers: int, address: str | None) -> RayTransport:
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
             started = True
     else:
-        ray.init(address=address)
+        _join(address)
+        started = True  # this process's connection: closing the transport ends it
     env: dict[str, Any] = {"env_vars": {"PYTHONHASHSEED": HASH_SEED}}
     wrapper = _no_aslr_prefix()
     if wrapper:
         env["py_executable"] = f"{wrapper} {sys.executable}"
     return RayTransport(workers, started, env)
+
+
+JOIN_SECONDS = 60  # how long joining a cluster may take before the address is called wrong
+PROBE = """
+import sys, ray
+try:
+    ray.init(address=sys.argv[1], log_to_driver=False)
+except BaseException as exc:
+    print(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+    sys.exit(1)
+ray.shutdown()
+"""
+
+
+def _ask_for_token_auth() -> None:
+    """RAY_AUTH_MODE=token when a token is at hand and the user set no mode (see `_join`)."""
+    token = os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH")
+    default_token = Path("~/.ray/auth_token").expanduser()
+    if "RAY_AUTH_MODE" not in os.environ and (token or default_token.exists()):
+        os.environ["RAY_AUTH_MODE"] = "token"
+
+
+def _join(address: str) -> None:
+    """Connect this process to the Ray cluster at `address` (HOST:PORT), or fail in one line
+    within JOIN_SECONDS.
+
+    A cluster started by `ray start --head` on Ray 2.59 or later asks for a token; Ray's
+    client sends one only with RAY_AUTH_MODE=token, so that is set when a token is at hand
+    (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token; a cluster without
+    authentication accepts it too). `ray.init` on a wrong address retries for minutes in
+    native code that no signal interrupts, so a child process tries first, under a timeout.
+    """
+    import ray  # noqa: PLC0415
+
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise LeadercheckError(f"--address {address!r}: expected HOST:PORT")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=5):
+            pass
+    except OSError as exc:
+        raise LeadercheckError(f"no Ray cluster at {address}: {exc.strerror or exc}") from None
+    try:
+        probe = subprocess.run(
+            [sys.executable, "-c", PROBE, address],
+            capture_output=True,
+            text=True,
+            timeout=JOIN_SECONDS,
+            env=os.environ.copy(),
+        )
+    except subprocess.TimeoutExpired:
+        raise LeadercheckError(
+            f"no Ray cluster answered at {address} within {JOIN_SECONDS} s"
+        ) from None
+    if probe.returncode != 0:
+        why = probe.stdout.strip().splitlines()[-1] if probe.stdout.strip() else "it failed"
+        raise LeadercheckError(f"cannot join the Ray cluster at {address}: {why}")
+    ray.init(address=address, log_to_driver=False)
 
 
 def _no_aslr_prefix() -> str:

@@ -25,9 +25,9 @@ ODD = st.one_of(
     st.just(int("9" * 60)),
     st.floats(allow_nan=False, allow_infinity=False),
     st.text(max_size=20),
-    st.just([]),
-    st.just({}),
-    st.just(json.loads("[" * 200 + "]" * 200)),
+    st.builds(list),  # fresh objects: a later mutation may change them in place
+    st.builds(dict),
+    st.builds(lambda: json.loads("[" * 200 + "]" * 200)),
 )
 
 
