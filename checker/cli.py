@@ -223,6 +223,12 @@ def _one_line(text: str) -> str:
     help="Store one state per orbit of the nodes the protocol declares interchangeable.",
 )
 @click.option(
+    "--exact",
+    is_flag=True,
+    help="Keep full states instead of 60-bit fingerprints: no collision can hide a state, "
+    "at several times the memory (one process only).",
+)
+@click.option(
     "--por",
     is_flag=True,
     help="Partial-order reduction over the protocol's local actions (traces may be longer).",
@@ -302,6 +308,7 @@ def main(
     html_dir: str | None,
     diagram: str,
     symmetry: bool,
+    exact: bool,
     por: bool,
     workers: int,
     engine: str | None,
@@ -320,7 +327,7 @@ def main(
     pages = Path(html_dir) if html_dir else out
     try:
         engine_options = EngineOptions(
-            Reductions(symmetry=symmetry, por=por),
+            Reductions(symmetry=symmetry, por=por, exact=exact),
             workers,
             engine,
             address,

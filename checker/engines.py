@@ -86,6 +86,8 @@ class EngineOptions:
             parts.append("symmetry (states counted are orbit representatives)")
         if self.reductions.por:
             parts.append("partial-order reduction")
+        if self.reductions.exact:
+            parts.append("exact (full states, no fingerprints)")
         return ", ".join(p for p in parts if p)
 
 

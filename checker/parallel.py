@@ -133,6 +133,8 @@ def check_parallel(
         raise LeadercheckError(f"workers must be at least 1, got {workers}")
     if reductions.por and workers > 1:
         raise LeadercheckError(POR_NEEDS_ONE_WORKER)
+    if reductions.exact:
+        raise LeadercheckError("--exact needs the one-process search")
     if transport is not None and transport.workers != workers:
         raise LeadercheckError(f"the transport runs {transport.workers} workers, not {workers}")
 

@@ -60,7 +60,10 @@ from checker.successors import MAX_ALIASES, Expander, fingerprint
 
 
 def por_expander(
-    model: Model[Any], seen: set[int], canonical: Callable[[Any], Any] | None
+    model: Model[Any],
+    seen: set[Any],
+    canonical: Callable[[Any], Any] | None,
+    exact: bool = False,
 ) -> Expander:
     """An expander that keeps, where it may, only the first local move of each state.
 
@@ -70,14 +73,15 @@ def por_expander(
     does (leaving out, under symmetry, those whose orbit is known).
     """
     successors = model.successors
-    aliases: set[int] = set()  # fingerprints of non-canonical states already mapped
+    key = (lambda state: state) if exact else fingerprint  # what `seen` holds
+    aliases: set[Any] = set()  # fingerprints of non-canonical states already mapped
 
     def represent(succ: Any) -> Any:
         """The successor as the search stores it: its canonical form, or None if its orbit
         is known."""
         if canonical is None:
             return succ
-        fp = fingerprint(succ)
+        fp = key(succ)
         if fp in seen or fp in aliases:  # its orbit is known: skip the canonical form
             return None
         rep = canonical(succ)
@@ -92,7 +96,7 @@ def por_expander(
         move = next((k for k, (action, _) in enumerate(pairs) if action.local), None)
         if move is not None:
             kept = represent(pairs[move][1])
-            if kept is not None and fingerprint(kept) not in seen:  # not yet discovered: reduce
+            if kept is not None and key(kept) not in seen:  # not yet discovered: reduce
                 return 1, [(move, kept)]
         if canonical is None:
             return len(pairs), list(enumerate(succ for _, succ in pairs))

@@ -54,6 +54,7 @@ class Stats:
     seconds: float
     peak_memory_bytes: int
     phases: tuple[Phase, ...] = ()  # every phase, when there is more than the search
+    exact: bool = False  # states kept in full (--exact): no fingerprint can collide
 
     @property
     def states_per_second(self) -> float:
@@ -68,6 +69,8 @@ class Stats:
         n (g - n) / 2^60; and the n new states might share one among themselves, n^2 / 2^61.
         The larger of the two, and never more than 1.
         """
+        if self.exact:
+            return 0.0
         n, g = self.distinct_states, self.generated_states
         return min(1.0, max(n * max(g - n, 0), n * n / 2) / FINGERPRINT_SPACE)
 

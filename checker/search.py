@@ -80,17 +80,18 @@ def check(
     properties and a second, unreduced exploration the liveness ones (with a note).
     """
     bounds = Bounds(max_states, max_depth, max_memory, progress)
+    exact = reductions.exact
     if not reductions.symmetry and not reductions.por:
-        return _Search(model, properties, bounds).run()
+        return _Search(model, properties, bounds, exact).run()
 
     def reduced_search(safety: Sequence[Property]) -> CheckResult:
-        search = _Search(model, safety, bounds)
+        search = _Search(model, safety, bounds, exact)
         search.canonical = reductions.canonical(model)
         search.por = reductions.por
         return search.run()
 
     why = "symmetry and partial-order reduction do not keep fair cycles"
-    return with_liveness(model, properties, bounds, reduced_search, why)
+    return with_liveness(model, properties, bounds, reduced_search, why, exact)
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,7 @@ def with_liveness(
     bounds: Bounds,
     first_search: Callable[[Sequence[Property]], CheckResult],
     why: str,
+    exact: bool = False,
 ) -> CheckResult:
     """Judge the safety properties with `first_search` (reduced, or over workers), then
     the liveness ones on an unreduced one-process exploration; results in the order given.
@@ -137,7 +139,7 @@ def with_liveness(
     if first is not None and first.end is EndReason.INTERRUPTED:
         skipped = [PropertyResult(p, Verdict.INCOMPLETE, None, "interrupted") for p in live]
         return _merge(properties, [first], skipped, first.end, note)
-    second = _Search(model, live, bounds).run()
+    second = _Search(model, live, bounds, exact).run()
     end = second.end
     if first is not None and first.end not in (EndReason.EXHAUSTED, EndReason.DECIDED):
         end = first.end
@@ -193,8 +195,15 @@ class _Search:
     state), the frontier, and the observers (the properties still undecided, and the
     fairness graph when liveness properties are judged)."""
 
-    def __init__(self, model: Model[Any], properties: Sequence[Property], bounds: Bounds) -> None:
+    def __init__(
+        self,
+        model: Model[Any],
+        properties: Sequence[Property],
+        bounds: Bounds,
+        exact: bool = False,
+    ) -> None:
         self.model = model
+        self.exact = exact  # the store keeps full states instead of fingerprints
         self.bounds = bounds
         self.progress = bounds.progress
         self.start = time.perf_counter()
@@ -205,7 +214,7 @@ class _Search:
         self.max_memory = bounds.max_memory
         self.canonical: Callable[[Any], Any] | None = None
         self.por = False
-        self.seen: set[int] = set()
+        self.seen: set[Any] = set()  # fingerprints, or the states themselves when exact
         self.parents = array("I")  # per state index: the index it was discovered from
         self.moves = array("I")  # per state index: its position among the parent's successors
         self.levels = array("I", [0])  # the first index of each breadth-first level
@@ -237,6 +246,7 @@ class _Search:
             depth=self.depth,
             seconds=seconds,
             peak_memory_bytes=peak,
+            exact=self.exact,
         )
         results = [self._judge(p, end) for p in self.properties if p.kind not in LIVENESS]
         if self.graph is None:
@@ -256,7 +266,7 @@ class _Search:
 
     def _add(self, state: Any, parent: int, move: int) -> bool:
         """Record `state` if new; False if it was seen before."""
-        fp = hash(state) & FP_MASK
+        fp = state if self.exact else hash(state) & FP_MASK
         if fp in self.seen:
             return False
         self.seen.add(fp)
@@ -281,12 +291,12 @@ class _Search:
                 return EndReason.DECIDED
             if self._stop_bound() is not None:
                 return self._stop_bound()  # type: ignore[return-value]
-        expand = make_expander(self.model, self.seen, self.canonical, self.por)
+        expand = make_expander(self.model, self.seen, self.canonical, self.por, self.exact)
         queue = deque(frontier)  # discovered, not yet expanded: the rest of a level, the next
         del frontier
         expanded = 0  # index of the next state to expand (indices follow discovery order)
         level_end = 0  # one past the index of the last state of the level being expanded
-        seen, parents, moves = self.seen, self.parents, self.moves
+        seen, parents, moves, exact = self.seen, self.parents, self.moves, self.exact
         limit = self.max_states if self.max_states is not None else 1 << 62
         while queue:
             if expanded == level_end:  # a new level starts: the queue holds exactly it
@@ -301,7 +311,7 @@ class _Search:
                 generated, candidates = expand(state)
                 self.generated += generated
                 for move, succ in candidates:
-                    fp = hash(succ) & FP_MASK
+                    fp = succ if exact else hash(succ) & FP_MASK
                     if fp in seen:
                         continue
                     seen.add(fp)
@@ -334,11 +344,11 @@ class _Search:
         and the store maps each fingerprint to its index, since an edge may lead back to
         any state. A state counts as expanded once all its edges are recorded.
         """
-        index: dict[int, int] = {}
-        parents, moves = self.parents, self.moves
+        index: dict[Any, int] = {}  # fingerprint (or state, when exact) -> index
+        parents, moves, exact = self.parents, self.moves, self.exact
         queue: deque[Any] = deque()
         for move, state in enumerate(initial):
-            fp = hash(state) & FP_MASK
+            fp = state if exact else hash(state) & FP_MASK
             if fp in index:
                 continue
             index[fp] = len(parents)
@@ -356,7 +366,7 @@ class _Search:
             if expanded == level_end:
                 if self.max_depth is not None and self.depth >= self.max_depth:
                     beyond = any(
-                        hash(succ) & FP_MASK not in index
+                        (succ if exact else hash(succ) & FP_MASK) not in index
                         for state in queue
                         for _, succ in successors(state)
                     )
@@ -369,7 +379,7 @@ class _Search:
             try:
                 for move, (action, succ) in enumerate(successors(state)):
                     self.generated += 1
-                    fp = hash(succ) & FP_MASK
+                    fp = succ if exact else hash(succ) & FP_MASK
                     target = index.get(fp)
                     if target is None:
                         target = count = len(parents)
@@ -459,7 +469,7 @@ class _Search:
     def _beyond(self, frontier: Iterable[Any], expand: Expander) -> bool:
         """Whether any state past the depth bound is new (else the bound cut nothing off)."""
         return any(
-            hash(succ) & FP_MASK not in self.seen
+            (succ if self.exact else hash(succ) & FP_MASK) not in self.seen
             for state in frontier
             for _, succ in expand(state)[1]
         )

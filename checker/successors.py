@@ -41,6 +41,7 @@ class Reductions:
 
     symmetry: bool = False  # one representative per orbit of the model's node symmetry
     por: bool = False  # partial-order reduction over the model's local actions
+    exact: bool = False  # keep full states, not 60-bit fingerprints (no collision possible)
 
     def canonical(self, model: Model[Any]) -> Callable[[Any], Any] | None:
         """The representative function, or None when symmetry is off or not declared."""
@@ -52,15 +53,17 @@ NO_REDUCTIONS = Reductions()
 
 def make_expander(
     model: Model[Any],
-    seen: set[int],
+    seen: set[Any],
     canonical: Callable[[Any], Any] | None,
     por: bool = False,
+    exact: bool = False,
 ) -> Expander:
-    """The expander for `model`; `seen` holds the fingerprints of visited states."""
+    """The expander for `model`; `seen` holds the fingerprints of visited states (the
+    states themselves when `exact`)."""
     if por:
         from checker.por import por_expander  # noqa: PLC0415 (written by the POR work)
 
-        return por_expander(model, seen, canonical)
+        return por_expander(model, seen, canonical, exact)
     next_states = model.next_states
     if canonical is None:
 
@@ -71,7 +74,7 @@ def make_expander(
             return len(succs), enumerate(succs)
 
         return plain
-    aliases: set[int] = set()  # fingerprints of non-canonical states already mapped
+    aliases: set[Any] = set()  # fingerprints (states, when exact) of non-canonical ones mapped
 
     def symmetric(state: Any) -> tuple[int, Iterable[tuple[int, Any]]]:
         out = []
@@ -79,7 +82,7 @@ def make_expander(
         if type(succs) is not list:
             succs = list(succs)
         for move, succ in enumerate(succs):
-            fp = hash(succ) & FP_MASK
+            fp = succ if exact else hash(succ) & FP_MASK
             if fp in seen or fp in aliases:  # its orbit is known: skip the canonical form
                 continue
             rep = canonical(succ)

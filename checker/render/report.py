@@ -64,10 +64,13 @@ def report_lines(run: Run) -> list[str]:
         f"peak memory {s.peak_memory_bytes / 2**20:.1f} MiB ({result.end.value})",
     ]
     lines += phase_lines(s)
-    lines.append(
-        f"fingerprints: 60 bits; estimated chance that a collision hid a state: "
-        f"{s.collision_probability:.1e}"
-    )
+    if s.exact:
+        lines.append("states kept in full (--exact): no fingerprint collision can hide one")
+    else:
+        lines.append(
+            f"fingerprints: 60 bits; estimated chance that a collision hid a state: "
+            f"{s.collision_probability:.1e} (--exact keeps full states)"
+        )
     lines += [f"note: {note}" for note in result.notes]
     if run.search:
         lines.append(f"search: {run.search}")
@@ -113,6 +116,7 @@ def json_report(run: Run) -> dict[str, Any]:
             "states_per_second": round(s.states_per_second, 1),
             "peak_memory_bytes": s.peak_memory_bytes,
             "fingerprint_collision_probability": float(f"{s.collision_probability:.3g}"),
+            "exact": s.exact,
             "phases": [
                 {
                     "name": ph.name,

@@ -62,6 +62,11 @@ class Strategy(ABC):
             raise LeadercheckError(f"--address needs --engine {able}")
         if reductions.por and workers > 1:
             raise LeadercheckError(POR_NEEDS_ONE_WORKER)
+        if reductions.exact and self.parallel:
+            raise LeadercheckError(
+                "--exact keeps full states in one process; the partitioned engines route "
+                "and store states by fingerprint"
+            )
 
     @contextmanager
     def session(self, workers: int, address: str | None) -> Iterator[Any]:
