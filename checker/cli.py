@@ -29,11 +29,13 @@ from checker.bench import (
     searches,
     with_reductions,
 )
+from checker.checkpoint import Checkpoints
 from checker.engines import EngineOptions, default_max_memory, parse_size, searcher
 from checker.errors import LeadercheckError, ModelError
 from checker.gate import CaseOutcome, GateCase, GateReport, judge
 from checker.graph import StateGraph, state_graph
 from checker.measure import measure
+from checker.parallel import CHECKPOINTS_NEED_ONE_PROCESS
 from checker.properties import Property
 from checker.render.context import TraceContext
 from checker.render.cost_plot import write_cost_plot
@@ -85,6 +87,9 @@ class Options:
     state_graph: bool = False
     engine: EngineOptions = field(default_factory=EngineOptions)
     out_given: bool = False  # --out on the command line (not its default)
+    checkpoint_dir: Path | None = None
+    resume_dir: Path | None = None
+    checkpoint_every: float = 60.0
 
 
 class VerifyGroup(click.Group):
@@ -223,6 +228,28 @@ def _one_line(text: str) -> str:
     help="Store one state per orbit of the nodes the protocol declares interchangeable.",
 )
 @click.option(
+    "--checkpoint",
+    "checkpoint_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Save the search's progress in DIR at a level's start, every --checkpoint-every "
+    "seconds, so --resume DIR can go on after Ctrl-C, a bound or a crash.",
+)
+@click.option(
+    "--resume",
+    "resume_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Go on from the checkpoint in DIR (of the same protocol, parameters and options); "
+    "further checkpoints go there too unless --checkpoint says elsewhere.",
+)
+@click.option(
+    "--checkpoint-every",
+    type=click.FloatRange(min=0),
+    default=60.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="With --checkpoint or --resume: seconds between checkpoints (0: every level).",
+)
+@click.option(
     "--exact",
     is_flag=True,
     help="Keep full states instead of 60-bit fingerprints: no collision can hide a state, "
@@ -308,6 +335,9 @@ def main(
     html_dir: str | None,
     diagram: str,
     symmetry: bool,
+    checkpoint_dir: Path | None,
+    resume_dir: Path | None,
+    checkpoint_every: float,
     exact: bool,
     por: bool,
     workers: int,
@@ -349,6 +379,9 @@ def main(
         state_graph=diagram == "state-graph",
         engine=engine_options,
         out_given=ctx.get_parameter_source("out") is not click.core.ParameterSource.DEFAULT,
+        checkpoint_dir=checkpoint_dir,
+        resume_dir=resume_dir,
+        checkpoint_every=checkpoint_every,
     )
     try:
         expectations = load_expectations()
@@ -373,6 +406,8 @@ def main(
             raise click.UsageError("--without needs --prove")
         if chosen and run_all:
             raise click.UsageError(f"{chosen[0]} needs --protocol, not --all")
+        if (checkpoint_dir or resume_dir) and (run_all or chosen):
+            raise click.UsageError("--checkpoint and --resume go with a --protocol search")
         if run_all:
             if protocol_name or params or nodes is not None or with_stats or diagram != "sequence":
                 raise click.UsageError(
@@ -460,6 +495,7 @@ def _verify(protocol: ProtocolEntry, expectations: Expectations, opts: Options) 
         raise LeadercheckError(f"{protocol.name}: specs/expected.toml names no property for it")
     model = protocol.build(values)
     graph = state_graph(model) if opts.state_graph else None  # refuse a big model up front
+    checkpoints = _checkpoints(protocol, values, properties, opts)
     progress = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
     try:
         with searcher(opts.engine) as search:
@@ -469,6 +505,7 @@ def _verify(protocol: ProtocolEntry, expectations: Expectations, opts: Options) 
                 max_states=opts.max_states,
                 max_depth=opts.max_depth,
                 progress=progress,
+                checkpoints=checkpoints,
             )
     finally:
         if progress is not None:
@@ -502,6 +539,31 @@ def _verify(protocol: ProtocolEntry, expectations: Expectations, opts: Options) 
     if code == 0 and not all(t.complete for t in tables):
         return INCOMPLETE  # a measure cut short by a bound or Ctrl-C
     return code
+
+
+def _checkpoints(
+    protocol: ProtocolEntry, values: dict[str, int], properties: Sequence[Property], opts: Options
+) -> Checkpoints | None:
+    """Where this search saves its progress and what it resumes, checked before any work."""
+    directory = opts.checkpoint_dir or opts.resume_dir
+    if directory is None:
+        return None
+    if opts.engine.strategy.parallel:
+        raise LeadercheckError(CHECKPOINTS_NEED_ONE_PROCESS)
+    check_writable(directory)
+    reductions = opts.engine.reductions
+    identity = {
+        "protocol": protocol.name,
+        "params": dict(values),
+        "properties": [p.name for p in properties],
+        "symmetry": reductions.symmetry,
+        "por": reductions.por,
+        "exact": reductions.exact,
+    }
+    found = Checkpoints(directory, identity, opts.checkpoint_every, opts.resume_dir)
+    if opts.resume_dir is not None:
+        found.load()  # a missing, unreadable or foreign checkpoint fails here, before the search
+    return found
 
 
 def _symbolic(

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from checker.checkpoint import Checkpoints
 from checker.errors import LeadercheckError
 from checker.model import Model
 from checker.properties import Property
@@ -107,8 +108,9 @@ def searcher(options: EngineOptions) -> Iterator[Search]:
             max_states: int | None = None,
             max_depth: int | None = None,
             progress: Callable[[Progress], None] | None = None,
+            checkpoints: Checkpoints | None = None,
         ) -> CheckResult:
-            bounds = Bounds(max_states, max_depth, options.max_memory, progress)
+            bounds = Bounds(max_states, max_depth, options.max_memory, progress, checkpoints)
             request = Request(model, properties, bounds, options.reductions, options.workers)
             return engine.search(shared, request)
 

@@ -76,6 +76,7 @@ from multiprocessing.connection import Connection, wait
 from types import TracebackType
 from typing import Any, NamedTuple, Self
 
+from checker.checkpoint import Checkpoints
 from checker.errors import LeadercheckError, ModelError
 from checker.model import Model
 from checker.properties import Property
@@ -102,6 +103,10 @@ POR_NEEDS_ONE_WORKER = (
     "partial-order reduction needs one worker: its cycle proviso asks whether a state was "
     "visited, which a worker knows only for the states it owns"
 )
+CHECKPOINTS_NEED_ONE_PROCESS = (
+    "--checkpoint and --resume save the one-process search; the partitioned engines keep "
+    "their store in their workers"
+)
 HASH_MISMATCH = (
     "the workers hash states differently, so states cannot be partitioned among them; "
     "states must hash alike in every worker process (on Python < 3.12 hash(None) is an "
@@ -120,6 +125,7 @@ def check_parallel(
     reductions: Reductions = NO_REDUCTIONS,
     progress: Callable[[Progress], None] | None = None,
     transport: Transport | None = None,
+    checkpoints: Checkpoints | None = None,
 ) -> CheckResult:
     """`check()` with the states partitioned among `workers` workers (see the module doc).
 
@@ -135,6 +141,8 @@ def check_parallel(
         raise LeadercheckError(POR_NEEDS_ONE_WORKER)
     if reductions.exact:
         raise LeadercheckError("--exact needs the one-process search")
+    if checkpoints is not None:
+        raise LeadercheckError(CHECKPOINTS_NEED_ONE_PROCESS)
     if transport is not None and transport.workers != workers:
         raise LeadercheckError(f"the transport runs {transport.workers} workers, not {workers}")
 

@@ -27,7 +27,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from checker.errors import ModelError
+from checker.checkpoint import Checkpoints
+from checker.errors import LeadercheckError, ModelError
 from checker.liveness import FairnessGraph, level_of
 from checker.model import Model
 from checker.properties import LIVENESS, Kind, Property
@@ -63,6 +64,7 @@ def check(
     max_memory: int | None = None,
     reductions: Reductions = NO_REDUCTIONS,
     progress: Callable[[Progress], None] | None = None,
+    checkpoints: Checkpoints | None = None,
 ) -> CheckResult:
     """Search every state reachable from the model's initial states and judge each property.
 
@@ -79,10 +81,15 @@ def check(
     one, which does not keep fair cycles, so the reduced search judges the other
     properties and a second, unreduced exploration the liveness ones (with a note).
     """
-    bounds = Bounds(max_states, max_depth, max_memory, progress)
+    bounds = Bounds(max_states, max_depth, max_memory, progress, checkpoints)
     exact = reductions.exact
     if not reductions.symmetry and not reductions.por:
         return _Search(model, properties, bounds, exact).run()
+    if checkpoints is not None and any(p.kind in LIVENESS for p in properties):
+        raise LeadercheckError(
+            "--checkpoint with --symmetry or --por needs a protocol without liveness claims "
+            "(its check is then two searches)"
+        )
 
     def reduced_search(safety: Sequence[Property]) -> CheckResult:
         search = _Search(model, safety, bounds, exact)
@@ -96,12 +103,14 @@ def check(
 
 @dataclass(frozen=True)
 class Bounds:
-    """What may stop a search early, and whom to tell how it goes."""
+    """What may stop a search early, whom to tell how it goes, and where it saves its
+    progress so that it can go on later (checker/checkpoint.py)."""
 
     max_states: int | None = None
     max_depth: int | None = None
     max_memory: int | None = None
     progress: Callable[[Progress], None] | None = None
+    checkpoints: Checkpoints | None = None
 
     def as_kwargs(self) -> dict[str, Any]:
         """The bounds as the keyword arguments of `check()`."""
@@ -110,6 +119,7 @@ class Bounds:
             "max_depth": self.max_depth,
             "max_memory": self.max_memory,
             "progress": self.progress,
+            "checkpoints": self.checkpoints,
         }
 
 
@@ -204,6 +214,7 @@ class _Search:
     ) -> None:
         self.model = model
         self.exact = exact  # the store keeps full states instead of fingerprints
+        self.checkpoints = bounds.checkpoints
         self.bounds = bounds
         self.progress = bounds.progress
         self.start = time.perf_counter()
@@ -249,8 +260,9 @@ class _Search:
             exact=self.exact,
         )
         results = [self._judge(p, end) for p in self.properties if p.kind not in LIVENESS]
+        notes = self._checkpoint_notes()
         if self.graph is None:
-            return CheckResult(results=tuple(results), stats=stats, end=end)
+            return CheckResult(results=tuple(results), stats=stats, end=end, notes=notes)
         search = Phase("search", stats.distinct_states, stats.transitions, seconds, peak, end)
         live, phase, end = self._judge_liveness(end)
         by_name = {r.prop.name: r for r in (*results, *live)}
@@ -260,7 +272,7 @@ class _Search:
             peak_memory_bytes=_peak(),
             phases=(search, phase),
         )
-        return CheckResult(tuple(by_name[p.name] for p in self.properties), stats, end)
+        return CheckResult(tuple(by_name[p.name] for p in self.properties), stats, end, notes)
 
     # -- exploration -------------------------------------------------------
 
@@ -278,8 +290,13 @@ class _Search:
         initial = self._call(lambda: list(self.model.initial_states()), "initial_states")
         self._initial = initial
         self.generated = len(initial)
+        cp = self.checkpoints
+        saved = cp.load() if cp is not None and cp.resume_from is not None else None
         if self.graph is not None:
-            return self._explore_graph(initial, self.graph)
+            return self._explore_graph(initial, self.graph, saved)
+        if saved is not None:
+            queue, expanded = self._restore(saved, self.seen)
+            return self._search(queue, expanded)
         frontier: list[Any] = []
         for move, state in enumerate(initial):
             if self.canonical is not None:
@@ -291,15 +308,19 @@ class _Search:
                 return EndReason.DECIDED
             if self._stop_bound() is not None:
                 return self._stop_bound()  # type: ignore[return-value]
+        return self._search(deque(frontier), 0)
+
+    def _search(self, queue: deque[Any], expanded: int) -> EndReason:
+        """Breadth-first from `queue` (discovered, not yet expanded: the rest of a level,
+        then the next), whose first state has index `expanded`, at a level's start."""
         expand = make_expander(self.model, self.seen, self.canonical, self.por, self.exact)
-        queue = deque(frontier)  # discovered, not yet expanded: the rest of a level, the next
-        del frontier
-        expanded = 0  # index of the next state to expand (indices follow discovery order)
-        level_end = 0  # one past the index of the last state of the level being expanded
+        level_end = expanded  # one past the index of the last state of the level being expanded
         seen, parents, moves, exact = self.seen, self.parents, self.moves, self.exact
         limit = self.max_states if self.max_states is not None else 1 << 62
         while queue:
             if expanded == level_end:  # a new level starts: the queue holds exactly it
+                if self.checkpoints is not None and self.checkpoints.due():
+                    self._save(queue, expanded, self.seen)
                 if self.max_depth is not None and self.depth >= self.max_depth:
                     beyond = self._beyond(queue, expand)
                     return EndReason.MAX_DEPTH if beyond else EndReason.EXHAUSTED
@@ -337,7 +358,9 @@ class _Search:
                 raise self._model_error(exc, current, "successors") from exc
         return EndReason.EXHAUSTED
 
-    def _explore_graph(self, initial: list[Any], graph: FairnessGraph) -> EndReason:
+    def _explore_graph(
+        self, initial: list[Any], graph: FairnessGraph, saved: dict[str, Any] | None
+    ) -> EndReason:
         """The same search, recording every edge with its fairness class for liveness.
 
         Deciding every state property does not stop it (liveness needs the whole graph),
@@ -347,6 +370,10 @@ class _Search:
         index: dict[Any, int] = {}  # fingerprint (or state, when exact) -> index
         parents, moves, exact = self.parents, self.moves, self.exact
         queue: deque[Any] = deque()
+        expanded = 0
+        if saved is not None:
+            queue, expanded = self._restore(saved, index)
+            initial = []  # already in the store
         for move, state in enumerate(initial):
             fp = state if exact else hash(state) & FP_MASK
             if fp in index:
@@ -359,11 +386,12 @@ class _Search:
             if (bound := self._stop_bound()) is not None:
                 return bound
         successors, fairness, class_id = self.model.successors, self.model.fairness, graph.class_id
-        expanded = 0
-        level_end = 0
+        level_end = expanded
         limit = self.max_states if self.max_states is not None else 1 << 62
         while queue:
             if expanded == level_end:
+                if self.checkpoints is not None and self.checkpoints.due():
+                    self._save(queue, expanded, index)
                 if self.max_depth is not None and self.depth >= self.max_depth:
                     beyond = any(
                         (succ if exact else hash(succ) & FP_MASK) not in index
@@ -407,6 +435,63 @@ class _Search:
             graph.expanded(targets, classes)
             expanded += 1
         return EndReason.EXHAUSTED
+
+    # -- checkpoints -------------------------------------------------------
+
+    GRAPH_FIELDS = ("goal", "trigger", "offsets", "targets", "classes", "class_ids", "class_names")
+
+    def _save(self, queue: deque[Any], expanded: int, store: Any) -> None:
+        """A checkpoint at a level's start: `store` is the fingerprint set (or the index)."""
+        assert self.checkpoints is not None
+        graph = self.graph
+        self.checkpoints.save(
+            {
+                "store": store,
+                "parents": self.parents,
+                "moves": self.moves,
+                "levels": self.levels,
+                "depth": self.depth,
+                "generated": self.generated,
+                "found": self.found,
+                "queue": list(queue),
+                "expanded": expanded,
+                "seconds": time.perf_counter() - self.start,
+                "graph": None
+                if graph is None
+                else {
+                    "initial_count": graph.initial_count,
+                    **{name: getattr(graph, name) for name in self.GRAPH_FIELDS},
+                },
+            }
+        )
+
+    def _restore(self, saved: dict[str, Any], store: Any) -> tuple[deque[Any], int]:
+        """Fill the store from a checkpoint; the queue and the index it resumes at."""
+        store.update(saved["store"])
+        for mine, theirs in zip(
+            (self.parents, self.moves, self.levels),
+            (saved["parents"], saved["moves"], saved["levels"]),
+            strict=True,
+        ):
+            del mine[:]  # in place: the exploration loops hold these arrays
+            mine.extend(theirs)
+        self.depth, self.generated = saved["depth"], saved["generated"]
+        self.start -= saved["seconds"]  # the seconds reported are those of the whole search
+        self.found = dict(saved["found"])
+        self.undecided = [u for u in self.undecided if u[0] not in self.found]
+        if self.graph is not None:
+            graph = saved["graph"]
+            self.graph.initial_count = graph["initial_count"]
+            for name in self.GRAPH_FIELDS:
+                setattr(self.graph, name, graph[name])
+        return deque(saved["queue"]), saved["expanded"]
+
+    def _checkpoint_notes(self) -> tuple[str, ...]:
+        cp = self.checkpoints
+        if cp is None:
+            return ()
+        done = f"checkpoints: {cp.written} written to {cp.directory}"
+        return (done,) if cp.failure is None else (done, cp.failure)
 
     def _observe(self, state: Any, index: int, graph: FairnessGraph, initial: bool) -> None:
         """The state properties and the fairness graph's bits, on a new state."""

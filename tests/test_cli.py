@@ -216,6 +216,7 @@ def test_same_command_gives_byte_identical_files(tmp_path: Path) -> None:
             assert a.read_bytes() == (tmp_path / "b" / f"lease-no-fencing.{suffix}").read_bytes()
 
 
+@pytest.mark.slow  # every size of raft's and bully's measures: 7 s
 def test_stats_reports_the_protocols_measures(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -237,6 +237,7 @@ RAFT_STEPS: dict[str, list[list[str]]] = {
 }
 
 
+@pytest.mark.slow  # 10 s of z3
 def test_every_explicit_raft_step_is_a_symbolic_run() -> None:
     """A sample of `raft`'s transitions at 3 nodes, faults included, each checked to be a
     run of the symbolic protocol: what the proof covers includes what the search explores."""

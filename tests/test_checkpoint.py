@@ -1,0 +1,149 @@
+"""--checkpoint / --resume: a search stopped by a bound, Ctrl-C or a crash goes on from its
+last checkpoint and ends with the same counts, verdicts and trace files as one never stopped."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from checker.checkpoint import FILE
+from checker.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+RAFT_ELECTION = ["--protocol", "raft-election", "-p", "N=3", "-p", "NC=3", "-p", "MaxTerm=2"]
+NO_FENCING = ["--protocol", "lease-no-fencing"]
+COUNTS = ("distinct_states", "generated_states", "transitions", "depth")
+
+
+def run(*args: str) -> tuple[int, dict[str, Any]]:
+    result = CliRunner().invoke(main, [*args, "--json"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result.exit_code, json.loads(result.stdout) if result.stdout.strip() else {}
+
+
+def same_search(a: dict[str, Any], b: dict[str, Any]) -> None:
+    assert a["verdict"] == b["verdict"]
+    assert [p["verdict"] for p in a["properties"]] == [p["verdict"] for p in b["properties"]]
+    for key in COUNTS:
+        assert a["stats"][key] == b["stats"][key], key
+
+
+def traces(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(out.glob("*.json"))}
+
+
+@pytest.mark.parametrize(
+    "protocol", [RAFT_ELECTION, NO_FENCING, ["--protocol", "even-quorum"]], ids=lambda p: p[1]
+)
+def test_a_bound_then_resume_gives_the_uninterrupted_result(
+    protocol: list[str], tmp_path: Path
+) -> None:
+    whole_code, whole = run(*protocol, "--out", str(tmp_path / "whole"))
+    states = whole["stats"]["distinct_states"]
+    cp = tmp_path / "cp"
+    common = [*protocol, "--checkpoint-every", "0"]
+    code, cut = run(*common, "--checkpoint", str(cp), "--max-states", str(states // 3))
+    assert cut["end"] == "max_states" and code in (1, 3)  # 1: a violation within the bound
+    assert (cp / FILE).exists()
+    code, resumed = run(*common, "--resume", str(cp), "--out", str(tmp_path / "resumed"))
+    assert code == whole_code
+    same_search(whole, resumed)
+    assert traces(tmp_path / "resumed") == traces(tmp_path / "whole")
+
+
+def _verify(args: list[str]) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-c", "from checker.cli import main; main()", *args]
+    return subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+@pytest.mark.slow  # 818,626 states, twice: about 30 s
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "crash"])
+def test_ctrl_c_or_a_crash_then_resume(how: signal.Signals, tmp_path: Path) -> None:
+    big = ["--protocol", "raft-election", "-p", "N=4", "-p", "NC=4", "-p", "MaxTerm=2"]
+    cp = tmp_path / "cp"
+    proc = _verify([*big, "--checkpoint", str(cp), "--checkpoint-every", "0", "--json"])
+    try:
+        deadline = time.monotonic() + 60
+        while not (cp / FILE).exists() or (cp / FILE).stat().st_size < 2_000_000:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr
+            time.sleep(0.1)
+        proc.send_signal(how)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == (3 if how == signal.SIGINT else -signal.SIGKILL)
+    if how == signal.SIGINT:
+        assert json.loads(out)["verdict"] == "INCOMPLETE"
+    code, resumed = run(*big, "--resume", str(cp), "--out", str(tmp_path / "out"))
+    assert code == 0
+    stats = resumed["stats"]
+    assert (stats["distinct_states"], stats["generated_states"], stats["depth"]) == (
+        818_626,
+        11_651_709,
+        16,
+    )
+
+
+def test_a_full_disk_keeps_the_last_checkpoint_and_the_search_going(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cp = tmp_path / "cp"
+    code, first = run(*RAFT_ELECTION, "--checkpoint", str(cp), "--checkpoint-every", "0")
+    good = (cp / FILE).read_bytes()
+    real_dump = __import__("pickle").dump
+
+    def full(*args: Any, **kwargs: Any) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr("checker.checkpoint.pickle.dump", full)
+    code2, second = run(*RAFT_ELECTION, "--checkpoint", str(cp), "--checkpoint-every", "0")
+    monkeypatch.setattr("checker.checkpoint.pickle.dump", real_dump)
+    assert code == code2 == 0
+    same_search(first, second)
+    assert any("No space left on device" in n for n in second["notes"])
+    assert (cp / FILE).read_bytes() == good  # the last good one, whole
+    assert not list(cp.glob("*.partial"))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--resume", "{tmp}/none"], "no checkpoint there"),
+        (["--resume", "{tmp}/foreign"], "the checkpoint is of another search (params differ)"),
+        (["--resume", "{tmp}/corrupt"], "not a readable checkpoint"),
+        (["--checkpoint", "{tmp}/cp", "--workers", "2"], "save the one-process search"),
+    ],
+    ids=["missing", "foreign", "corrupt", "workers"],
+)
+def test_bad_checkpoints_are_one_line_and_exit_2(
+    args: list[str], message: str, tmp_path: Path
+) -> None:
+    foreign = ["--checkpoint", str(tmp_path / "foreign"), "--checkpoint-every", "0"]
+    run("--protocol", "raft-election", "-p", "N=3", "-p", "NC=2", "-p", "MaxTerm=2", *foreign)
+    (tmp_path / "corrupt").mkdir()
+    (tmp_path / "corrupt" / FILE).write_bytes(b"not a pickle at all")
+    line = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    result = CliRunner().invoke(main, [*RAFT_ELECTION, *line, "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1 and message in result.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_checkpoints_go_with_one_protocol() -> None:
+    result = CliRunner().invoke(main, ["--all", "--checkpoint", "x"])
+    assert result.exit_code == 2 and "go with a --protocol search" in result.stderr
