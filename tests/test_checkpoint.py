@@ -21,7 +21,7 @@ from checker.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 RAFT_ELECTION = ["--protocol", "raft-election", "-p", "N=3", "-p", "NC=3", "-p", "MaxTerm=2"]
-NO_FENCING = ["--protocol", "lease-no-fencing"]
+VOLATILE_VOTE = ["--protocol", "raft-volatile-vote"]
 COUNTS = ("distinct_states", "generated_states", "transitions", "depth")
 
 
@@ -43,7 +43,7 @@ def traces(out: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize(
-    "protocol", [RAFT_ELECTION, NO_FENCING, ["--protocol", "even-quorum"]], ids=lambda p: p[1]
+    "protocol", [RAFT_ELECTION, VOLATILE_VOTE, ["--protocol", "even-quorum"]], ids=lambda p: p[1]
 )
 def test_a_bound_then_resume_gives_the_uninterrupted_result(
     protocol: list[str], tmp_path: Path

@@ -77,10 +77,10 @@ def test_a_bad_readme_is_refused_before_the_gate(
 
 
 def test_html_dir_writes_only_under_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("checker.cli._gate_names", lambda: ["lease-no-fencing", "lease-fencing"])
+    monkeypatch.setattr("checker.cli._gate_names", lambda: ["heartbeat-no-quorum", "lease-timing"])
     monkeypatch.chdir(tmp_path)
     pages = tmp_path / "pages"
     result = verify("--all", "--html", str(pages))
     assert result.exit_code in (0, 1), result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pages"]
-    assert (pages / "index.html").exists() and (pages / "lease-no-fencing.html").exists()
+    assert (pages / "index.html").exists() and (pages / "heartbeat-no-quorum.html").exists()

@@ -92,15 +92,15 @@ def test_zero_size_is_refused() -> None:
     ids=["2-processes", "ray"],
 )
 def test_partitioned_engines_give_the_same_report(tmp_path: Path, engine: tuple[str, ...]) -> None:
-    args = ["--protocol", "lease-no-fencing", "--json"]
+    args = ["--protocol", "raft-volatile-vote", "--json"]
     plain = json.loads(verify(*args, "--out", str(tmp_path / "plain")).stdout)
     other = verify(*args, *engine, "--out", str(tmp_path / "other"))
     assert other.exit_code == 1
     doc = json.loads(other.stdout)
     assert [p["verdict"] for p in doc["properties"]] == [p["verdict"] for p in plain["properties"]]
     assert doc["search"].endswith("2 worker processes") or doc["search"] == "ray, 2 worker(s)"
-    mine = (tmp_path / "other" / "lease-no-fencing.json").read_bytes()
-    assert mine == (tmp_path / "plain" / "lease-no-fencing.json").read_bytes()
+    mine = (tmp_path / "other" / "raft-volatile-vote.json").read_bytes()
+    assert mine == (tmp_path / "plain" / "raft-volatile-vote.json").read_bytes()
 
 
 def test_por_with_several_workers_is_refused() -> None:

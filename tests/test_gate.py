@@ -46,6 +46,7 @@ def full_gate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Result, Path, P
     return result, junit, readme
 
 
+@pytest.mark.slow  # the whole gate (about 30 s); CI also runs it as a step of its own
 def test_every_protocol_matches_its_expectations(full_gate: tuple[Result, Path, Path]) -> None:
     result, _, _ = full_gate
     assert result.exit_code == 0, result.stdout
@@ -54,6 +55,7 @@ def test_every_protocol_matches_its_expectations(full_gate: tuple[Result, Path, 
     assert listed[: len(PROTOCOLS)] == list(PROTOCOLS)
 
 
+@pytest.mark.slow  # the whole gate (about 30 s); CI also runs it as a step of its own
 def test_junit_has_one_case_per_protocol_and_property(full_gate: tuple[Result, Path, Path]) -> None:
     _, junit, _ = full_gate
     suite = ET.parse(junit).getroot()
@@ -65,6 +67,7 @@ def test_junit_has_one_case_per_protocol_and_property(full_gate: tuple[Result, P
     assert len({c.get("classname") for c in cases}) == len(PROTOCOLS)
 
 
+@pytest.mark.slow  # the whole gate (about 30 s); CI also runs it as a step of its own
 def test_readme_table_is_generated_by_the_tool(full_gate: tuple[Result, Path, Path]) -> None:
     """Rewrite it with `verify --all --readme README.md` after a change to verdicts or counts."""
     _, _, regenerated = full_gate

@@ -50,7 +50,7 @@ def test_fingerprints_collide_and_exact_states_do_not() -> None:
 
 @pytest.mark.parametrize("extra", [(), ("--symmetry",), ("--por",)], ids=["plain", "sym", "por"])
 def test_exact_changes_nothing_on_a_protocol(extra: tuple[str, ...], tmp_path: Path) -> None:
-    args = ["--protocol", "lease-no-fencing", "--json", *extra]
+    args = ["--protocol", "raft-no-quorum", "--json", *extra]
     hashed = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "a")])
     exact = CliRunner().invoke(main, [*args, "--exact", "--out", str(tmp_path / "b")])
     assert hashed.exit_code == exact.exit_code == 1
@@ -59,8 +59,8 @@ def test_exact_changes_nothing_on_a_protocol(extra: tuple[str, ...], tmp_path: P
     for key in ("distinct_states", "generated_states", "depth"):
         assert a["stats"][key] == b["stats"][key]
     assert [p["verdict"] for p in a["properties"]] == [p["verdict"] for p in b["properties"]]
-    mine = (tmp_path / "b" / "lease-no-fencing.json").read_bytes()
-    assert mine == (tmp_path / "a" / "lease-no-fencing.json").read_bytes()
+    mine = (tmp_path / "b" / "raft-no-quorum.json").read_bytes()
+    assert mine == (tmp_path / "a" / "raft-no-quorum.json").read_bytes()
 
 
 def test_exact_judges_liveness_on_the_same_graph(tmp_path: Path) -> None:

@@ -48,7 +48,13 @@ DECLARING = [  # (protocol, parameters, the kinds of move it declares local ther
 ]
 
 
-@pytest.mark.parametrize(("name", "params", "kinds"), DECLARING)
+HEAVY = {"lease-fencing", "lease-cas", "lease-blind-write"}  # 4 to 5 s each: -m slow
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "kinds"),
+    [pytest.param(*d, marks=pytest.mark.slow) if d[0] in HEAVY else d for d in DECLARING],
+)
 def test_declared_local_moves_are_local(name: str, params: dict[str, int], kinds: set[str]) -> None:
     model = build(name, **params)
     declared, problems = check_declarations(model, claims_view(model))

@@ -27,7 +27,8 @@ def assert_replays(model: Model[Any], trace: Trace) -> None:
         assert (step.action, step.state) in options, f"step {step.index} ({step.action})"
 
 
-HEAVY = {"raft", "bully"}  # 16 s and 7 s: run with -m slow
+# 16, 7 and 3 to 5 s each: run with -m slow (the other protocols stay in the default run)
+HEAVY = {"raft", "bully", "lease-no-fencing", "lease-fencing", "lease-cas", "k8s-lease"}
 
 
 @pytest.mark.parametrize(
