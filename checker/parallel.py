@@ -103,6 +103,10 @@ POR_NEEDS_ONE_WORKER = (
     "partial-order reduction needs one worker: its cycle proviso asks whether a state was "
     "visited, which a worker knows only for the states it owns"
 )
+EXACT_NEEDS_ONE_PROCESS = (
+    "--exact keeps full states in one process; the partitioned engines route and store "
+    "states by fingerprint"
+)
 CHECKPOINTS_NEED_ONE_PROCESS = (
     "--checkpoint and --resume save the one-process search; the partitioned engines keep "
     "their store in their workers"
@@ -140,7 +144,7 @@ def check_parallel(
     if reductions.por and workers > 1:
         raise LeadercheckError(POR_NEEDS_ONE_WORKER)
     if reductions.exact:
-        raise LeadercheckError("--exact needs the one-process search")
+        raise LeadercheckError(EXACT_NEEDS_ONE_PROCESS)
     if checkpoints is not None:
         raise LeadercheckError(CHECKPOINTS_NEED_ONE_PROCESS)
     if transport is not None and transport.workers != workers:

@@ -56,7 +56,7 @@ from collections.abc import Callable
 from typing import Any
 
 from checker.model import Model
-from checker.successors import MAX_ALIASES, Expander, fingerprint
+from checker.successors import Expander, representer, store_key
 
 
 def por_expander(
@@ -73,23 +73,8 @@ def por_expander(
     does (leaving out, under symmetry, those whose orbit is known).
     """
     successors = model.successors
-    key = (lambda state: state) if exact else fingerprint  # what `seen` holds
-    aliases: set[Any] = set()  # fingerprints of non-canonical states already mapped
-
-    def represent(succ: Any) -> Any:
-        """The successor as the search stores it: its canonical form, or None if its orbit
-        is known."""
-        if canonical is None:
-            return succ
-        fp = key(succ)
-        if fp in seen or fp in aliases:  # its orbit is known: skip the canonical form
-            return None
-        rep = canonical(succ)
-        if rep is not succ:
-            if len(aliases) >= MAX_ALIASES:
-                aliases.clear()
-            aliases.add(fp)
-        return rep
+    key = store_key(exact)  # what `seen` holds
+    represent = representer(seen, canonical, exact)
 
     def expand(state: Any) -> tuple[int, list[tuple[int, Any]]]:
         pairs = list(successors(state))
@@ -98,8 +83,6 @@ def por_expander(
             kept = represent(pairs[move][1])
             if kept is not None and key(kept) not in seen:  # not yet discovered: reduce
                 return 1, [(move, kept)]
-        if canonical is None:
-            return len(pairs), list(enumerate(succ for _, succ in pairs))
         found = ((k, represent(succ)) for k, (_, succ) in enumerate(pairs))
         return len(pairs), [(k, rep) for k, rep in found if rep is not None]
 

@@ -49,6 +49,7 @@ from checker.successors import (
     judge,
     make_expander,
     rebuild_trace,
+    store_key,
 )
 from checker.trace import Trace
 
@@ -214,6 +215,7 @@ class _Search:
     ) -> None:
         self.model = model
         self.exact = exact  # the store keeps full states instead of fingerprints
+        self.key = store_key(exact)  # (the hot loops inline it)
         self.checkpoints = bounds.checkpoints
         self.bounds = bounds
         self.progress = bounds.progress
@@ -278,7 +280,7 @@ class _Search:
 
     def _add(self, state: Any, parent: int, move: int) -> bool:
         """Record `state` if new; False if it was seen before."""
-        fp = state if self.exact else hash(state) & FP_MASK
+        fp = self.key(state)
         if fp in self.seen:
             return False
         self.seen.add(fp)
@@ -375,7 +377,7 @@ class _Search:
             queue, expanded = self._restore(saved, index)
             initial = []  # already in the store
         for move, state in enumerate(initial):
-            fp = state if exact else hash(state) & FP_MASK
+            fp = self.key(state)
             if fp in index:
                 continue
             index[fp] = len(parents)
@@ -394,7 +396,7 @@ class _Search:
                     self._save(queue, expanded, index)
                 if self.max_depth is not None and self.depth >= self.max_depth:
                     beyond = any(
-                        (succ if exact else hash(succ) & FP_MASK) not in index
+                        self.key(succ) not in index
                         for state in queue
                         for _, succ in successors(state)
                     )
@@ -554,9 +556,7 @@ class _Search:
     def _beyond(self, frontier: Iterable[Any], expand: Expander) -> bool:
         """Whether any state past the depth bound is new (else the bound cut nothing off)."""
         return any(
-            (succ if self.exact else hash(succ) & FP_MASK) not in self.seen
-            for state in frontier
-            for _, succ in expand(state)[1]
+            self.key(succ) not in self.seen for state in frontier for _, succ in expand(state)[1]
         )
 
     def _visit(self, state: Any, index: int) -> bool:

@@ -35,6 +35,39 @@ def fingerprint(state: Any) -> int:
     return hash(state) & FP_MASK
 
 
+def _itself(state: Any) -> Any:
+    return state
+
+
+def store_key(exact: bool) -> Callable[[Any], Any]:
+    """What the store remembers a state by: its fingerprint, or the state itself with
+    --exact (hot loops inline `state if exact else hash(state) & FP_MASK`)."""
+    return _itself if exact else fingerprint
+
+
+def representer(
+    seen: set[Any], canonical: Callable[[Any], Any] | None, exact: bool = False
+) -> Callable[[Any], Any]:
+    """Successor -> the state the store keeps for it: its canonical form, or None when its
+    orbit is known (its key, or that of a state already mapped to it, is in `seen`)."""
+    if canonical is None:
+        return _itself
+    aliases: set[Any] = set()  # keys of non-canonical states already mapped
+
+    def represent(succ: Any) -> Any:
+        fp = succ if exact else hash(succ) & FP_MASK  # store_key(exact), inlined: hot
+        if fp in seen or fp in aliases:  # its orbit is known: skip the canonical form
+            return None
+        rep = canonical(succ)
+        if rep is not succ:
+            if len(aliases) >= MAX_ALIASES:
+                aliases.clear()
+            aliases.add(fp)
+        return rep
+
+    return represent
+
+
 @dataclass(frozen=True)
 class Reductions:
     """Which state-space reductions a search applies."""
@@ -74,23 +107,17 @@ def make_expander(
             return len(succs), enumerate(succs)
 
         return plain
-    aliases: set[Any] = set()  # fingerprints (states, when exact) of non-canonical ones mapped
+    represent = representer(seen, canonical, exact)
 
     def symmetric(state: Any) -> tuple[int, Iterable[tuple[int, Any]]]:
-        out = []
         succs = next_states(state)
         if type(succs) is not list:
             succs = list(succs)
+        out = []
         for move, succ in enumerate(succs):
-            fp = succ if exact else hash(succ) & FP_MASK
-            if fp in seen or fp in aliases:  # its orbit is known: skip the canonical form
-                continue
-            rep = canonical(succ)
-            if rep is not succ:
-                if len(aliases) >= MAX_ALIASES:
-                    aliases.clear()
-                aliases.add(fp)
-            out.append((move, rep))
+            rep = represent(succ)
+            if rep is not None:
+                out.append((move, rep))
         return len(succs), out
 
     return symmetric

@@ -166,13 +166,13 @@ class MeasureTable:
         lines = [f"{self.title}:", f"  {self.size_name:>6}  {cells}"]
         for size, m in self.rows:
             label = "/".join(map(str, size)) if isinstance(size, tuple) else str(size)
-            if m is None or (not m.count and m.complete):
+            if m is None:
                 lines.append(f"  {label:>6}  {'-':>6}")
                 continue
-            if not m.count:
-                lines.append(f"  {label:>6}  {'-':>6}  INCOMPLETE ({m.end.value})")
-                continue
             cut = "" if m.complete else f"  INCOMPLETE ({m.end.value})"
+            if not m.count:  # cut short before any state where the value applies
+                lines.append(f"  {label:>6}  {'-':>6}{cut}")
+                continue
             lines.append(
                 f"  {label:>6}  {m.worst:>6}  {m.best:>6}  {m.mean:>7.2f}  {m.count:>6,}  "
                 f"{m.stats.distinct_states:>10,}  {m.stats.seconds:>7.2f}{cut}"

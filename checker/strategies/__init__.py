@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from checker.errors import LeadercheckError
 from checker.model import Model
-from checker.parallel import POR_NEEDS_ONE_WORKER
+from checker.parallel import EXACT_NEEDS_ONE_PROCESS, POR_NEEDS_ONE_WORKER
 from checker.properties import Property
 from checker.result import CheckResult
 from checker.search import Bounds
@@ -63,10 +63,7 @@ class Strategy(ABC):
         if reductions.por and workers > 1:
             raise LeadercheckError(POR_NEEDS_ONE_WORKER)
         if reductions.exact and self.parallel:
-            raise LeadercheckError(
-                "--exact keeps full states in one process; the partitioned engines route "
-                "and store states by fingerprint"
-            )
+            raise LeadercheckError(EXACT_NEEDS_ONE_PROCESS)
 
     @contextmanager
     def session(self, workers: int, address: str | None) -> Iterator[Any]:
