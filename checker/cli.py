@@ -34,6 +34,7 @@ from checker.engines import EngineOptions, default_max_memory, parse_size, searc
 from checker.errors import LeadercheckError, ModelError
 from checker.gate import CaseOutcome, GateCase, GateReport, judge
 from checker.graph import StateGraph, state_graph
+from checker.hashing import pin_hashing
 from checker.measure import measure
 from checker.parallel import CHECKPOINTS_NEED_ONE_PROCESS
 from checker.properties import Property
@@ -69,6 +70,7 @@ from specs.expectations import Expectations, load_expectations
 EXIT = {Verdict.HOLDS: 0, Verdict.VIOLATED: 1, Verdict.INCOMPLETE: 3}
 COST_PROTOCOLS = ("bully", "raft")  # the message-passing elections `message-cost` compares
 USAGE_ERROR = 2
+CHECKPOINT_FLAGS = frozenset({"--checkpoint", "--resume"})
 INCOMPLETE = 3
 README_BLOCK = "verdicts"
 
@@ -110,6 +112,8 @@ class VerifyGroup(click.Group):
     ) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
         debug = "--debug" in argv
+        if args is None and CHECKPOINT_FLAGS & {a.partition("=")[0] for a in argv}:
+            pin_hashing(argv)  # a checkpoint's fingerprints must mean the same when resumed
         try:
             code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
             code = code if isinstance(code, int) else 0

@@ -22,8 +22,6 @@ hash and the search fails loudly if they differ (never a silently wrong count).
 from __future__ import annotations
 
 import os
-import platform
-import shutil
 import socket
 import subprocess
 import sys
@@ -32,9 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from checker.errors import LeadercheckError
+from checker.hashing import HASH_SEED, no_aslr_prefix
 from checker.parallel import PartitionWorker, Transport, WorkerSetup, quiet_gc
-
-HASH_SEED = "0"
 
 
 class _Actor(PartitionWorker):
@@ -137,9 +134,9 @@ def ray_transport(workers: int, address: str | None) -> RayTransport:
         _join(address)
         started = True  # this process's connection: closing the transport ends it
     env: dict[str, Any] = {"env_vars": {"PYTHONHASHSEED": HASH_SEED}}
-    wrapper = _no_aslr_prefix()
+    wrapper = no_aslr_prefix()
     if wrapper:
-        env["py_executable"] = f"{wrapper} {sys.executable}"
+        env["py_executable"] = " ".join([*wrapper, sys.executable])
     return RayTransport(workers, started, env)
 
 
@@ -199,18 +196,3 @@ def _join(address: str) -> None:
         why = probe.stdout.strip().splitlines()[-1] if probe.stdout.strip() else "it failed"
         raise LeadercheckError(f"cannot join the Ray cluster at {address}: {why}")
     ray.init(address=address, log_to_driver=False)
-
-
-def _no_aslr_prefix() -> str:
-    """`setarch <machine> -R` if it runs here (so hash(None) agrees among actors), else ''."""
-    if sys.version_info >= (3, 12) or not sys.platform.startswith("linux"):
-        return ""
-    setarch = shutil.which("setarch")
-    if setarch is None:
-        return ""
-    prefix = [setarch, platform.machine(), "-R"]
-    try:
-        ok = subprocess.run([*prefix, "true"], capture_output=True, timeout=10).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return " ".join(prefix) if ok else ""

@@ -189,6 +189,11 @@ def _as_phases(run: CheckResult) -> tuple[Phase, ...]:
 
 
 PROGRESS_EVERY = 2048
+HASH_DIFFERS = (
+    "--resume: this process hashes states differently from the one that wrote the "
+    "checkpoint, so its fingerprints cannot be trusted; `verify` pins hashing itself "
+    "(PYTHONHASHSEED=0, and setarch -R before Python 3.12): resume with the same command"
+)
 NO_PARENT = 0xFFFFFFFF
 
 
@@ -481,6 +486,8 @@ class _Search:
         self.start -= saved["seconds"]  # the seconds reported are those of the whole search
         self.found = dict(saved["found"])
         self.undecided = [u for u in self.undecided if u[0] not in self.found]
+        if any(self.key(state) not in store for state in saved["queue"][:64]):
+            raise LeadercheckError(HASH_DIFFERS)
         if self.graph is not None:
             graph = saved["graph"]
             self.graph.initial_count = graph["initial_count"]

@@ -147,3 +147,42 @@ def test_bad_checkpoints_are_one_line_and_exit_2(
 def test_checkpoints_go_with_one_protocol() -> None:
     result = CliRunner().invoke(main, ["--all", "--checkpoint", "x"])
     assert result.exit_code == 2 and "go with a --protocol search" in result.stderr
+
+
+def _cli(args: list[str]) -> subprocess.CompletedProcess[str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONHASHSEED", "LEADERCHECK_PINNED_HASH")
+    }
+    env["PYTHONPATH"] = str(ROOT)
+    command = [sys.executable, "-c", "from checker.cli import main; main()", *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.slow  # raft three times: about 20 s
+def test_states_with_strings_and_none_resume_in_a_new_process(tmp_path: Path) -> None:
+    """raft's states hold strings and None, whose hashes differ between interpreters unless
+    pinned: `verify` pins them itself, so a new process resumes to the same counts."""
+    args = ["--protocol", "raft", "--json", "--out", str(tmp_path / "o")]
+    whole = json.loads(_cli(args).stdout)
+    cp = str(tmp_path / "cp")
+    cut = _cli([*args, "--max-states", "50000", "--checkpoint", cp, "--checkpoint-every", "0"])
+    assert cut.returncode in (1, 3), cut.stderr
+    resumed = _cli([*args, "--resume", cp])
+    assert resumed.returncode == 1, resumed.stderr
+    same_search(whole, json.loads(resumed.stdout))
+
+
+def test_a_process_that_hashes_differently_is_refused(tmp_path: Path) -> None:
+    """A checkpoint from a pinned process, resumed where strings hash otherwise: one line,
+    exit 2, never a count built on fingerprints that mean something else."""
+    if os.environ.get("PYTHONHASHSEED") == "0":
+        pytest.skip("this test process hashes as pinned ones do")
+    cp = tmp_path / "cp"
+    args = ["--protocol", "lease-no-confirmation", "--max-states", "2000"]
+    cut = _cli([*args, "--checkpoint", str(cp), "--checkpoint-every", "0", "--out", str(tmp_path)])
+    assert cut.returncode in (1, 3) and (cp / FILE).exists(), cut.stderr
+    result = CliRunner().invoke(main, ["--protocol", "lease-no-confirmation", "--resume", str(cp)])
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and "hashes states differently" in result.stderr
