@@ -9,6 +9,8 @@ counterexample to induction), 2 bad usage or a model error, 3 the search was inc
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import tempfile
 import traceback
@@ -36,8 +38,10 @@ from checker.gate import CaseOutcome, GateCase, GateReport, judge
 from checker.graph import StateGraph, state_graph
 from checker.hashing import pin_hashing
 from checker.measure import measure
+from checker.model import Model
 from checker.parallel import CHECKPOINTS_NEED_ONE_PROCESS
 from checker.properties import Property
+from checker.protocols import Catalogue, built_in, load_catalogue
 from checker.render.context import TraceContext
 from checker.render.cost_plot import write_cost_plot
 from checker.render.explain import explain_lines
@@ -64,8 +68,7 @@ from checker.strategies import help_lines, names
 from checker.successors import Reductions
 from models.catalogue import PROTOCOLS, lookup
 from models.params import ProtocolEntry
-from specs.claims import PROPERTIES
-from specs.expectations import Expectations, load_expectations
+from specs.expectations import load_expectations
 
 EXIT = {Verdict.HOLDS: 0, Verdict.VIOLATED: 1, Verdict.INCOMPLETE: 3}
 COST_PROTOCOLS = ("bully", "raft")  # the message-passing elections `message-cost` compares
@@ -150,6 +153,19 @@ def _one_line(text: str) -> str:
 )
 @click.option(
     "--protocol", "protocol_name", metavar="NAME", help="Protocol to verify (see --list)."
+)
+@click.option(
+    "--model",
+    "model_spec",
+    metavar="FILE.py|MODULE",
+    help="Check the protocols your own module exports (PROTOCOLS, PROPERTIES, EXPECTED) "
+    "instead of the built-in ones.",
+)
+@click.option(
+    "--lint",
+    is_flag=True,
+    help="With --model: check the model itself (value semantics, fixed successor order, "
+    "also under another hash seed) and search nothing.",
 )
 @click.option(
     "--list", "list_protocols", is_flag=True, help="List protocols, parameters, expected verdicts."
@@ -323,6 +339,8 @@ def _one_line(text: str) -> str:
 def main(
     ctx: click.Context,
     protocol_name: str | None,
+    model_spec: str | None,
+    lint: bool,
     list_protocols: bool,
     run_all: bool,
     params: tuple[str, ...],
@@ -388,9 +406,15 @@ def main(
         checkpoint_every=checkpoint_every,
     )
     try:
-        expectations = load_expectations()
+        catalogue = _catalogue(model_spec)
+        if lint:
+            if model_spec is None:
+                raise click.UsageError("--lint needs --model FILE.py")
+            if run_all or list_protocols:
+                raise click.UsageError("--lint checks a model; drop --all/--list")
+            ctx.exit(_lint(catalogue, protocol_name, opts))
         if list_protocols:
-            click.echo("\n".join(_catalogue_lines(expectations)))
+            click.echo("\n".join(_catalogue_lines(catalogue)))
             ctx.exit(0)
         gate_only = {
             "--junit": junit,
@@ -425,13 +449,18 @@ def main(
                     "golden counterexamples come from the unreduced search; "
                     "drop --symmetry/--por with --check-golden/--update-golden"
                 )
-            code = _gate(expectations, opts, junit, check_golden, update_golden, readme)
+            code = _gate(catalogue, opts, junit, check_golden, update_golden, readme)
         elif protocol_name is None:
             raise click.UsageError("give --protocol NAME, --all, or --list to see the protocols")
         elif prove or synthesize or bmc_bound is not None or without:
+            if catalogue.model is not None:
+                raise click.UsageError(
+                    "--prove, --bmc and --synthesize work on the built-in protocols' z3 "
+                    "encodings, not on a --model"
+                )
             code = _symbolic(
-                lookup(protocol_name),
-                expectations,
+                catalogue.lookup(protocol_name),
+                catalogue,
                 opts,
                 prove=prove,
                 without=without,
@@ -440,7 +469,7 @@ def main(
                 timeout=solver_timeout,
             )
         else:
-            code = _verify(lookup(protocol_name), expectations, opts)
+            code = _verify(catalogue.lookup(protocol_name), catalogue, opts)
     except ModelError as exc:
         _fail(exc, debug)
         if exc.trace is not None:
@@ -489,17 +518,126 @@ def _given(opts: Options) -> dict[str, str]:
     return given
 
 
-def _verify(protocol: ProtocolEntry, expectations: Expectations, opts: Options) -> int:
+def _catalogue(model_spec: str | None) -> Catalogue:
+    """The built-in protocols, or those of the user's module."""
+    if model_spec is None:
+        return built_in(load_expectations())
+    return load_catalogue(model_spec)
+
+
+def _checked_model(
+    catalogue: Catalogue,
+    protocol: ProtocolEntry,
+    values: Mapping[str, int],
+    properties: Sequence[Property],
+) -> Model[Any]:
+    """The protocol's model; a user's is checked before the search (checker/guard.py) and
+    watched during it, its warnings printed on stderr."""
+    model = catalogue.build(protocol, values)
+    if catalogue.model is None:
+        return model
+    from checker.guard import GuardedModel, preflight  # noqa: PLC0415 (only a user's model)
+
+    for warning in preflight(model, properties):
+        click.echo(f"warning: {warning}", err=True)
+    return GuardedModel(model)
+
+
+LINT_STATES = 2000  # states whose successor order is compared under two hash seeds
+LINT_SEEDS = ("1", "2")
+LINT_SECONDS = 300
+
+
+def _lint(catalogue: Catalogue, protocol_name: str | None, opts: Options) -> int:
+    """`--lint`: each protocol's model checked (checker/guard.py's preflight, on more states)
+    and its successor order compared under two hash seeds; no search. Exit 0 or 2."""
+    given = _given(opts)
+    if given and protocol_name is None:
+        raise LeadercheckError("-p and --nodes go with --protocol NAME")
+    assert catalogue.model is not None
+    from checker.guard import preflight  # noqa: PLC0415 (only a user's model)
+
+    names = [catalogue.lookup(protocol_name).name] if protocol_name else list(catalogue.protocols)
+    for name in names:
+        protocol = catalogue.protocols[name]
+        values = protocol.resolve(given)
+        model = catalogue.build(protocol, values)
+        warnings = preflight(model, catalogue.expectations.properties(name), LINT_STATES)
+        for warning in warnings:
+            click.echo(f"warning: {warning}", err=True)
+        digests = [_order_in_child(catalogue.model, name, values, seed) for seed in LINT_SEEDS]
+        _same_order(name, digests)
+        states = len(digests[0])
+        click.echo(
+            f"{name}: ok: value semantics, immutability and a fixed successor order on "
+            f"{min(states, LINT_STATES)} states; the same order under PYTHONHASHSEED "
+            f"{' and '.join(LINT_SEEDS)}" + (f"; {len(warnings)} warning(s)" if warnings else "")
+        )
+    return 0
+
+
+def _order_in_child(spec: str, name: str, values: Mapping[str, int], seed: str) -> list[str]:
+    """The successor order of the first LINT_STATES states, from a process hashing with `seed`."""
+    command = [
+        sys.executable,
+        "-m",
+        "checker.order_probe",
+        spec,
+        name,
+        json.dumps(dict(values)),
+        str(LINT_STATES),
+    ]
+    env = {**os.environ, "PYTHONHASHSEED": seed}
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, env=env, timeout=LINT_SECONDS, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise LeadercheckError(
+            f"{name}: --lint's probe under PYTHONHASHSEED={seed} took over {LINT_SECONDS} s"
+        ) from None
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise ModelError(f"{name}: under PYTHONHASHSEED={seed} the model fails: {last}")
+    digest: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return digest
+
+
+def _same_order(name: str, digests: list[list[str]]) -> None:
+    first, second = digests
+    for k, (a, b) in enumerate(zip(first, second, strict=False)):
+        if a != b:
+            raise ModelError(
+                f"{name}: the successor order depends on the hash seed (it iterates a set "
+                f"or dict of strings?): state {k} in breadth-first order gives "
+                f"{_clip(a)} under PYTHONHASHSEED={LINT_SEEDS[0]} and {_clip(b)} under "
+                f"{LINT_SEEDS[1]}; yield successors in a fixed order (sort them)"
+            )
+    if len(first) != len(second):
+        raise ModelError(
+            f"{name}: the successor order depends on the hash seed: {len(first)} states "
+            f"under PYTHONHASHSEED={LINT_SEEDS[0]}, {len(second)} under {LINT_SEEDS[1]}"
+        )
+
+
+def _clip(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _verify(protocol: ProtocolEntry, catalogue: Catalogue, opts: Options) -> int:
+    expectations = catalogue.expectations
     given = _given(opts)
     values = protocol.resolve(given)
     out = opts.html_dir if opts.with_html else opts.out
     check_writable(out)
     properties = expectations.properties(protocol.name)
     if not properties:
-        raise LeadercheckError(f"{protocol.name}: specs/expected.toml names no property for it")
-    model = protocol.build(values)
+        raise LeadercheckError(
+            f"{protocol.name}: {catalogue.expected_source} names no property for it"
+        )
+    model = _checked_model(catalogue, protocol, values, properties)
     graph = state_graph(model) if opts.state_graph else None  # refuse a big model up front
-    checkpoints = _checkpoints(protocol, values, properties, opts)
+    checkpoints = _checkpoints(catalogue, protocol, values, properties, opts)
     progress = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
     try:
         with searcher(opts.engine) as search:
@@ -514,7 +652,9 @@ def _verify(protocol: ProtocolEntry, expectations: Expectations, opts: Options) 
     finally:
         if progress is not None:
             progress.clear()
-    written = _write_counterexamples(protocol.name, values, result, out, opts.with_html, graph)
+    written = _write_counterexamples(
+        protocol.name, values, result, out, opts.with_html, graph, catalogue.model
+    )
     run = Run(
         protocol.name,
         values,
@@ -522,6 +662,7 @@ def _verify(protocol: ProtocolEntry, expectations: Expectations, opts: Options) 
         written,
         expectations.expected(protocol.name),
         opts.engine.describe(),
+        catalogue.model,
     )
     tables: list[MeasureTable] = []
     if opts.with_stats and result.end is not EndReason.INTERRUPTED:  # Ctrl-C ends the run
@@ -546,7 +687,11 @@ def _verify(protocol: ProtocolEntry, expectations: Expectations, opts: Options) 
 
 
 def _checkpoints(
-    protocol: ProtocolEntry, values: dict[str, int], properties: Sequence[Property], opts: Options
+    catalogue: Catalogue,
+    protocol: ProtocolEntry,
+    values: dict[str, int],
+    properties: Sequence[Property],
+    opts: Options,
 ) -> Checkpoints | None:
     """Where this search saves its progress and what it resumes, checked before any work."""
     directory = opts.checkpoint_dir or opts.resume_dir
@@ -557,6 +702,7 @@ def _checkpoints(
     check_writable(directory)
     reductions = opts.engine.reductions
     identity = {
+        "model": catalogue.model,
         "protocol": protocol.name,
         "params": dict(values),
         "properties": [p.name for p in properties],
@@ -572,7 +718,7 @@ def _checkpoints(
 
 def _symbolic(
     protocol: ProtocolEntry,
-    expectations: Expectations,
+    catalogue: Catalogue,
     opts: Options,
     *,
     prove: bool,
@@ -589,7 +735,9 @@ def _symbolic(
         raise LeadercheckError("--json, --stats, --html and --diagram go with a search, not z3")
     if bmc_bound is not None:
         values = protocol.resolve(given)
-        return cli_solver.bmc_command(protocol, values, expectations, bmc_bound, timeout, opts.out)
+        return cli_solver.bmc_command(
+            protocol, values, catalogue.expectations, bmc_bound, timeout, opts.out
+        )
     if prove:
         cli_solver.refuse_params("--prove", given)
         return cli_solver.prove_command(protocol, without, timeout, opts.out)
@@ -615,34 +763,38 @@ def _measure(protocol: ProtocolEntry, bounds: Bounds = NO_BOUNDS) -> list[Measur
 
 
 def _gate(
-    expectations: Expectations,
+    catalogue: Catalogue,
     opts: Options,
     junit: Path | None,
     check_golden: bool,
     update: bool,
     readme: Path | None,
 ) -> int:
-    """Run every protocol at its defaults against specs/; exit 1 on any difference."""
+    """Run every protocol at its defaults against its expectations; exit 1 on any
+    difference."""
+    expectations, protocols = catalogue.expectations, catalogue.protocols
+    source = catalogue.expected_source
     coverage = [
-        f"specs/expected.toml has no section for protocol {name}"
-        for name in PROTOCOLS
+        f"{source} has no section for protocol {name}"
+        for name in protocols
         if not expectations.of(name)
     ] + [
-        f"specs/expected.toml names unknown protocol {name}"
+        f"{source} names unknown protocol {name}"
         for name in expectations.table
-        if name not in PROTOCOLS
+        if name not in protocols
     ]
+    names = _gate_names() if catalogue.model is None else list(protocols)
     cases = [
         GateCase(
             name,
             values,
-            partial(protocol.build, values),
+            partial(_checked_model, catalogue, protocol, values, expectations.properties(name)),
             expectations.properties(name),
             expectations.of(name),
         )
-        for name in _gate_names()
+        for name in names
         if expectations.of(name)
-        for protocol in [PROTOCOLS[name]]
+        for protocol in [protocols[name]]
         for values in [protocol.resolve({})]
     ]
     # Every output is checked before the first search; --html DIR writes only under DIR
@@ -677,10 +829,10 @@ def _gate(
                 return INCOMPLETE
             shortest = not opts.engine.reductions.por  # POR keeps verdicts, not trace lengths
             outcome = CaseOutcome(case, result, judge(case, result, shortest))
-            _write_counterexamples(case.name, case.params, result, fresh)
+            _write_counterexamples(case.name, case.params, result, fresh, model=catalogue.model)
             if opts.with_html:
                 written = _write_counterexamples(
-                    case.name, case.params, result, opts.html_dir, html=True
+                    case.name, case.params, result, opts.html_dir, html=True, model=catalogue.model
                 )
                 pages[case.name] = {
                     prop: next(p.name for p in w.paths if p.suffix == ".html")
@@ -707,7 +859,7 @@ def _gate(
         opts.html_dir.mkdir(parents=True, exist_ok=True)
         (opts.html_dir / "index.html").write_text(overview_html(report, pages), encoding="utf-8")
     if readme is not None:
-        summaries = {name: p.summary for name, p in PROTOCOLS.items()}
+        summaries = {name: p.summary for name, p in protocols.items()}
         replace_block(readme, README_BLOCK, verdict_table(report, summaries))
     if opts.as_json:
         click.echo(json.dumps(json_summary(report)))
@@ -744,20 +896,22 @@ def _write_counterexamples(
     out: Path,
     html: bool = False,
     graph: StateGraph | None = None,
+    model: str | None = None,
 ) -> dict[str, Written]:
     stems = _file_stems(name, result)
     stats = result.stats if html else None
     written = {}
     for prop, stem in stems.items():
-        ctx = TraceContext(name, values, result.result(prop))
+        ctx = TraceContext(name, values, result.result(prop), model=model)
         drawn = state_graph_dot(graph, ctx) if graph is not None else None
         written[prop] = write_trace_files(out, stem, ctx, stats, drawn)
     return written
 
 
-def _catalogue_lines(expectations: Expectations) -> list[str]:
-    lines = []
-    for name, protocol in PROTOCOLS.items():
+def _catalogue_lines(catalogue: Catalogue) -> list[str]:
+    expectations = catalogue.expectations
+    lines = [f"from {catalogue.model}:"] if catalogue.model else []
+    for name, protocol in catalogue.protocols.items():
         lines.append(f"{name}: {protocol.summary}")
         verdicts = ", ".join(f"{p} {v.value}" for p, v in expectations.expected(name).items())
         lines.append(f"    expected: {verdicts or 'none recorded'}")
@@ -768,6 +922,15 @@ def _catalogue_lines(expectations: Expectations) -> list[str]:
     return lines
 
 
+MODEL_OPTION = click.option(
+    "--model",
+    "model_spec",
+    metavar="FILE.py|MODULE",
+    help="The user's module that defines the trace's protocol (default: the one the trace "
+    "records, else the built-in catalogue).",
+)
+
+
 @main.command("replay")
 @click.argument("trace_file", metavar="TRACE.json", type=click.Path(path_type=Path, dir_okay=False))
 @click.option(
@@ -776,15 +939,22 @@ def _catalogue_lines(expectations: Expectations) -> list[str]:
     metavar="NAME",
     help="Replay on this protocol instead, with the file's parameters.",
 )
+@MODEL_OPTION
 @click.pass_context
-def replay_command(ctx: click.Context, trace_file: Path, protocol_name: str | None) -> None:
+def replay_command(
+    ctx: click.Context, trace_file: Path, protocol_name: str | None, model_spec: str | None
+) -> None:
     """Re-execute a saved trace; exit 0 if it reproduces, 1 where it parts, 2 if malformed."""
     try:
-        saved, recorded_on, prop = _checked_trace(trace_file)
-        target = lookup(protocol_name) if protocol_name else recorded_on
+        saved, catalogue, recorded_on, prop = _checked_trace(ctx, trace_file, model_spec)
+        target = catalogue.lookup(protocol_name) if protocol_name else recorded_on
         cross = target.name != recorded_on.name
         values = _replay_params(trace_file, target, saved, cross)
-        result = replay(target.build(values), saved, prop, compare_states=not cross)
+        model = _checked_model(catalogue, target, values, (prop,))
+        result = replay(model, saved, prop, compare_states=not cross)
+    except ModelError as exc:
+        _fail(exc, bool(ctx.find_root().params.get("debug")))
+        ctx.exit(USAGE_ERROR)
     except LeadercheckError as exc:
         _fail(exc, bool(ctx.find_root().params.get("debug")))
         ctx.exit(USAGE_ERROR)
@@ -794,11 +964,12 @@ def replay_command(ctx: click.Context, trace_file: Path, protocol_name: str | No
 
 @main.command("explain")
 @click.argument("trace_file", metavar="TRACE.json", type=click.Path(path_type=Path, dir_okay=False))
+@MODEL_OPTION
 @click.pass_context
-def explain_command(ctx: click.Context, trace_file: Path) -> None:
+def explain_command(ctx: click.Context, trace_file: Path, model_spec: str | None) -> None:
     """Tell a saved trace as prose: one sentence per step, then the broken property."""
     try:
-        saved, recorded_on, _ = _checked_trace(trace_file)
+        saved, _, recorded_on, _ = _checked_trace(ctx, trace_file, model_spec)
         _replay_params(trace_file, recorded_on, saved, cross=False)  # as replay checks them
     except LeadercheckError as exc:
         _fail(exc, bool(ctx.find_root().params.get("debug")))
@@ -806,28 +977,51 @@ def explain_command(ctx: click.Context, trace_file: Path) -> None:
     click.echo("\n".join(explain_lines(saved)))
 
 
-def _checked_trace(trace_file: Path) -> tuple[SavedTrace, ProtocolEntry, Property]:
-    """The trace file read and checked against the catalogue, as replay and explain need it:
-    a known protocol, a known property of the kind the file says."""
+def _checked_trace(
+    ctx: click.Context, trace_file: Path, model_spec: str | None
+) -> tuple[SavedTrace, Catalogue, ProtocolEntry, Property]:
+    """The trace file read and checked against its catalogue, as replay and explain need it:
+    a known protocol, a known property of the kind the file says. The catalogue is the
+    --model given (to the subcommand or to verify), else the one the trace records."""
     saved = load_trace(trace_file)
-    recorded_on = _trace_protocol(trace_file, saved.protocol)
-    prop = PROPERTIES.get(saved.property_name)
+    spec = model_spec or ctx.find_root().params.get("model_spec")
+    if spec is None and saved.model is not None:
+        spec = _recorded_model(trace_file, saved.model)
+    catalogue = _catalogue(spec)
+    recorded_on = _trace_protocol(trace_file, saved.protocol, catalogue)
+    claims = catalogue.claims
+    prop = claims.get(saved.property_name)
     if prop is None:
         raise LeadercheckError(
             f"{trace_file}: 'property.name' {saved.property_name!r} is not a known property"
-            f" ({', '.join(PROPERTIES)})"
+            f" ({', '.join(claims)})"
         )
     if prop.kind.value != saved.property_kind:
         raise LeadercheckError(
             f"{trace_file}: 'property.kind' is {saved.property_kind!r} but"
             f" {prop.name} is {prop.kind.value!r}"
         )
-    return saved, recorded_on, prop
+    return saved, catalogue, recorded_on, prop
 
 
-def _trace_protocol(trace_file: Path, name: str) -> ProtocolEntry:
+def _recorded_model(trace_file: Path, recorded: str) -> str:
+    """The model a trace records, found from here or from a folder above the trace file
+    (a relative path is recorded as given, relative to where `verify` ran)."""
+    path = Path(recorded)
+    if path.is_absolute() or not recorded.endswith(".py") or path.exists():
+        return recorded
+    for folder in list(trace_file.resolve().parents)[:8]:
+        if (folder / path).is_file():
+            return str(folder / path)
+    raise LeadercheckError(
+        f"{trace_file}: its model {recorded} is not found from here or above the trace; "
+        "give --model FILE.py"
+    )
+
+
+def _trace_protocol(trace_file: Path, name: str, catalogue: Catalogue) -> ProtocolEntry:
     try:
-        return lookup(name)
+        return catalogue.lookup(name)
     except LeadercheckError as exc:
         raise LeadercheckError(f"{trace_file}: 'protocol': {exc}") from None
 

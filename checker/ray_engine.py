@@ -31,6 +31,7 @@ from typing import Any
 
 from checker.errors import LeadercheckError
 from checker.hashing import HASH_SEED, no_aslr_prefix
+from checker.loaded_modules import load_again, loaded
 from checker.parallel import PartitionWorker, Transport, WorkerSetup, quiet_gc
 
 
@@ -41,8 +42,12 @@ class _Actor(PartitionWorker):
     one object; the step then returns the batch itself.
     """
 
-    def __init__(self, setup: WorkerSetup, index: int) -> None:
-        super().__init__(setup, index)
+    def __init__(self, shipped: tuple[Any, Any, bytes], index: int) -> None:
+        from ray import cloudpickle  # noqa: PLC0415 (Ray's own serializer)
+
+        modules, folders, pickled = shipped
+        load_again(modules, folders)  # a user's model file, before its classes are unpickled
+        super().__init__(cloudpickle.loads(pickled), index)
         quiet_gc()  # the actor owns its process
 
     def step(self, method: str, *args: Any) -> Any:
@@ -61,10 +66,12 @@ class RayTransport(Transport):
 
     def start(self, setup: WorkerSetup) -> None:
         import ray  # noqa: PLC0415 (lazy: importing this module starts nothing)
+        from ray import cloudpickle  # noqa: PLC0415
 
         self.stop()
         actor = ray.remote(_Actor).options(num_cpus=1, runtime_env=self.runtime_env)
-        shared = ray.put(setup)  # serialized once for all actors
+        # serialized once for all actors; unpickled by each after it loads the user's files
+        shared = ray.put((*loaded(), cloudpickle.dumps(setup)))
         self.actors = [actor.remote(shared, i) for i in range(self.workers)]
 
     def call(self, method: str, args: Sequence[tuple[Any, ...]]) -> list[Any]:

@@ -46,6 +46,7 @@ class SavedTrace:
     reason: str
     steps: tuple[RecordedStep, ...]
     loop_from: int | None = None  # a lasso: the last state returns to this step's state
+    model: str | None = None  # how to load a user's model again (--model); None: built in
 
     @property
     def actions(self) -> tuple[Action, ...]:

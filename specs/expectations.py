@@ -9,7 +9,8 @@ hold, so that no safety verdict can pass on a model in which nothing ever happen
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +31,14 @@ class Expectation:
 
 @dataclass(frozen=True)
 class Expectations:
-    """protocol -> its expectations, in file order."""
+    """protocol -> its expectations, in file order; `claims` are the properties they name
+    (the built-in ones, or a user's module's beside them)."""
 
     table: dict[str, tuple[Expectation, ...]]
+    claims: Mapping[str, Property] = field(default_factory=lambda: PROPERTIES)
 
     def properties(self, protocol: str) -> tuple[Property, ...]:
-        return tuple(PROPERTIES[e.prop] for e in self.table.get(protocol, ()))
+        return tuple(self.claims[e.prop] for e in self.table.get(protocol, ()))
 
     def expected(self, protocol: str) -> dict[str, Verdict]:
         return {e.prop: e.verdict for e in self.table.get(protocol, ())}
@@ -44,17 +47,21 @@ class Expectations:
         return self.table.get(protocol, ())
 
 
-def _entry(path: Path, protocol: str, name: str, value: Any) -> Expectation:
+def _entry(
+    path: Path | str, protocol: str, name: str, value: Any, claims: Mapping[str, Property]
+) -> Expectation:
     where = f"{path}: [{protocol}] {name}"
-    if name not in PROPERTIES:
+    if not isinstance(name, str) or name not in claims:
         raise LeadercheckError(f"{path}: [{protocol}] names unknown property {name!r}")
     max_steps = None
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         unknown = set(value) - {"verdict", "max_steps"}
         if unknown:
             raise LeadercheckError(f"{where} has unknown key {sorted(unknown)[0]!r}")
         max_steps = value.get("max_steps")
-        if max_steps is not None and (not isinstance(max_steps, int) or max_steps < 0):
+        if max_steps is not None and (
+            isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 0
+        ):
             raise LeadercheckError(f"{where}: max_steps must be a non-negative integer")
         value = value.get("verdict")
     if value not in ("HOLDS", "VIOLATED"):
@@ -62,20 +69,33 @@ def _entry(path: Path, protocol: str, name: str, value: Any) -> Expectation:
     return Expectation(name, Verdict(value), max_steps)
 
 
-def load_expectations(path: Path = EXPECTED_FILE) -> Expectations:
+def load_expectations(
+    path: Path = EXPECTED_FILE, claims: Mapping[str, Property] = PROPERTIES
+) -> Expectations:
+    """The expectations of a TOML file, naming properties among `claims`."""
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise LeadercheckError(f"cannot read {path}: {exc}") from exc
+    return expectations_from(raw, path, claims)
+
+
+def expectations_from(
+    raw: Mapping[str, Any], path: Path | str, claims: Mapping[str, Property] = PROPERTIES
+) -> Expectations:
+    """Expectations from the parsed table (a TOML file's, or a user module's EXPECTED dict);
+    `path` names where it came from in messages."""
+    if not isinstance(raw, Mapping):
+        raise LeadercheckError(f"{path} must map each protocol to its property = verdict table")
     table: dict[str, tuple[Expectation, ...]] = {}
     for protocol, props in raw.items():
-        if not isinstance(props, dict):
+        if not isinstance(props, Mapping):
             raise LeadercheckError(f"{path}: [{protocol}] must be a table of property = verdict")
-        entries = tuple(_entry(path, protocol, name, v) for name, v in props.items())
+        entries = tuple(_entry(path, protocol, name, v, claims) for name, v in props.items())
         witnesses = [
             e
             for e in entries
-            if PROPERTIES[e.prop].kind is Kind.SOMETIMES and e.verdict is Verdict.HOLDS
+            if claims[e.prop].kind is Kind.SOMETIMES and e.verdict is Verdict.HOLDS
         ]
         if not witnesses:
             raise LeadercheckError(
@@ -83,4 +103,4 @@ def load_expectations(path: Path = EXPECTED_FILE) -> Expectations:
                 "hold), so a safety verdict could pass on a model where nothing happens"
             )
         table[protocol] = entries
-    return Expectations(table)
+    return Expectations(table, claims)

@@ -14,6 +14,7 @@ from click.testing import CliRunner, Result
 
 from checker import Action, Model
 from checker.cli import main
+from models.catalogue import PROTOCOLS
 from models.cluster import Storage
 from models.params import ProtocolEntry
 
@@ -200,7 +201,7 @@ def test_an_exception_in_a_model_is_reported_with_its_trace(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     broken = ProtocolEntry("lease-fencing", "explodes", (), lambda: _Exploding())
-    monkeypatch.setattr("checker.cli.lookup", lambda name: broken)
+    monkeypatch.setitem(PROTOCOLS, "lease-fencing", broken)
     result = verify("--protocol", "lease-fencing")
     assert result.exit_code == 2
     assert "model raised KeyError in successors after 2 steps" in result.stderr

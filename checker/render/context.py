@@ -15,6 +15,7 @@ class TraceContext:
     params: Mapping[str, object]
     outcome: PropertyResult
     title: str = ""  # replaces the headline (a counterexample to induction is no search trace)
+    model: str | None = None  # the user's module (--model) that defines the protocol
 
     @property
     def trace(self) -> Trace:

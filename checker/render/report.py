@@ -22,6 +22,7 @@ class Run:
     written: Mapping[str, Written]  # property name -> its trace files
     expected: Mapping[str, Verdict]  # property name -> the verdict specs expect
     search: str = ""  # the engine and reductions, when not the plain one-process search
+    model: str | None = None  # the user's module (--model) that defines the protocol
 
 
 def _outcome(r: PropertyResult) -> str:
@@ -41,13 +42,15 @@ def written_lines(w: Written) -> list[str]:
 def report_lines(run: Run) -> list[str]:
     """Verdict table, each trace as numbered lines with where its files went, then statistics."""
     result = run.result
-    lines = [f"{run.protocol}  " + " ".join(f"{k}={v}" for k, v in run.params.items())]
+    source = f" (from {run.model})" if run.model else ""
+    lines = [f"{run.protocol}{source}  " + " ".join(f"{k}={v}" for k, v in run.params.items())]
     width = max(len(r.prop.name) for r in result.results)
     for r in result.results:
         expected = run.expected.get(r.prop.name, r.verdict)
         surprise = ""
         if r.verdict is not Verdict.INCOMPLETE and expected is not r.verdict:
-            surprise = f"  (specs expect {expected.value})"
+            who = "expected" if run.model else "specs expect"
+            surprise = f"  ({who} {expected.value})"
         lines.append(f"  {r.prop.name:<{width}}  {r.verdict.value:<10}  {_outcome(r)}{surprise}")
     for r in result.results:
         if r.trace is None:
@@ -100,7 +103,9 @@ def json_report(run: Run) -> dict[str, Any]:
                 entry["svg_note"] = w.note
         props.append(entry)
     s = run.result.stats
+    where = {"model": run.model} if run.model is not None else {}
     return {
+        **where,
         "protocol": run.protocol,
         "params": dict(run.params),
         "verdict": run.result.verdict.value,

@@ -150,6 +150,7 @@ def parse_trace(text: str, source: str = "trace") -> SavedTrace:
         reason=_optional_string(doc, "reason", fail),
         steps=steps,
         loop_from=loop_from,
+        model=_optional_string(doc, "model", fail) or None,
     )
 
 

@@ -47,6 +47,8 @@ def trace_to_json(ctx: TraceContext) -> str:
         "length": len(ctx.trace),
         "steps": steps,
     }
+    if ctx.model is not None:
+        doc["model"] = ctx.model  # `verify replay` loads it again
     if ctx.trace.loop_from is not None:
         doc["loop_from"] = ctx.trace.loop_from  # a lasso: steps after it repeat forever
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"

@@ -1,0 +1,275 @@
+"""A user's own protocol module through every `verify` command (`--model`), and every way a
+module can be malformed: one line, exit 2, nothing written."""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from checker.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = "tests/user_models/tiny_lock.py"
+
+
+def verify(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+@pytest.fixture(autouse=True)
+def _at_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)  # the model path is recorded as given, relative to here
+
+
+def test_a_user_protocol_is_violated_and_its_trace_records_the_model(tmp_path: Path) -> None:
+    result = verify("--model", TINY, "--protocol", "tiny-lock-racy", "--out", str(tmp_path))
+    assert result.exit_code == 1, result.output
+    assert result.stdout.startswith(f"tiny-lock-racy (from {TINY})  procs=2")
+    assert re.search(r"mutual-exclusion\s+VIOLATED\s+counterexample of 4 steps", result.stdout)
+    assert re.search(r"entered\s+HOLDS\s+witness of 2 steps", result.stdout)
+    assert "p1 and p2 are both inside" in result.stdout
+    doc = json.loads((tmp_path / "tiny-lock-racy.json").read_text())
+    assert doc["model"] == TINY and doc["protocol"] == "tiny-lock-racy"
+    assert doc["length"] == 4
+    assert {p.suffix for p in tmp_path.iterdir()} >= {".json", ".dot"}
+
+
+def test_a_user_protocol_holds_with_exact_counts() -> None:
+    result = verify("--model", TINY, "--protocol", "tiny-lock", "--json", "-p", "procs=3")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["model"] == TINY and doc["params"] == {"procs": 3}
+    assert doc["verdict"] == "HOLDS"
+    # the lock free with everyone idle, or held by one of the three
+    assert doc["stats"]["distinct_states"] == 4
+    assert [p["name"] for p in doc["properties"]] == ["mutual-exclusion", "entered"]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--symmetry"],
+        ["--workers", "2"],
+        ["--engine", "processes", "--workers", "2"],
+        ["--por"],
+        ["--exact"],
+    ],
+)
+def test_every_engine_option_runs_a_user_protocol(options: list[str], tmp_path: Path) -> None:
+    result = verify(
+        "--model", TINY, "--protocol", "tiny-lock-racy", "--out", str(tmp_path), *options
+    )
+    assert result.exit_code == 1, result.output
+    assert re.search(r"mutual-exclusion\s+VIOLATED", result.stdout)
+    assert json.loads((tmp_path / "tiny-lock-racy.json").read_text())["model"] == TINY
+
+
+def test_html_and_stats(tmp_path: Path) -> None:
+    result = verify(
+        "--model", TINY, "--protocol", "tiny-lock-racy", "--html", str(tmp_path / "pages")
+    )
+    assert result.exit_code == 1, result.output
+    assert (tmp_path / "pages" / "tiny-lock-racy.html").exists()
+    stats = verify("--model", TINY, "--protocol", "tiny-lock", "--stats")
+    assert stats.exit_code == 0, stats.output
+    assert "processes inside, over every reachable state" in stats.stdout
+
+
+def test_replay_and_explain_load_the_recorded_model(tmp_path: Path) -> None:
+    assert verify("--model", TINY, "--protocol", "tiny-lock-racy", "--out", str(tmp_path))
+    trace = tmp_path / "tiny-lock-racy.json"
+    replayed = verify("replay", str(trace))
+    assert replayed.exit_code == 0, replayed.output
+    assert "reproduced: all 4 steps as recorded; mutual-exclusion is broken again" in (
+        replayed.stdout
+    )
+    explained = verify("explain", str(trace))
+    assert explained.exit_code == 0, explained.output
+    assert "tiny-lock-racy" in explained.stdout and "mutual-exclusion" in explained.stdout
+    # on the other variant, the same schedule parts at the step the atomic lock lacks
+    other = verify("replay", str(trace), "--protocol", "tiny-lock")
+    assert other.exit_code == 1, other.output
+    assert "is not enabled" in other.stdout
+
+
+def test_replay_elsewhere_needs_the_model_and_takes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert verify("--model", TINY, "--protocol", "tiny-lock-racy", "--out", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    lost = verify("replay", "tiny-lock-racy.json")
+    assert lost.exit_code == 2
+    assert "its model tests/user_models/tiny_lock.py is not found" in lost.stderr
+    found = verify("replay", "tiny-lock-racy.json", "--model", str(ROOT / TINY))
+    assert found.exit_code == 0, found.output
+
+
+def test_the_gate_runs_a_user_module_with_junit_and_golden_files(tmp_path: Path) -> None:
+    golden, junit = tmp_path / "golden", tmp_path / "junit.xml"
+    updated = verify("--all", "--model", TINY, "--update-golden", "--out", str(golden))
+    assert updated.exit_code == 0, updated.output
+    assert sorted(p.name for p in golden.iterdir() if p.suffix == ".json") == [
+        "tiny-lock-racy.json"
+    ]
+    gate = verify(
+        "--all", "--model", TINY, "--check-golden", "--out", str(golden), "--junit", str(junit)
+    )
+    assert gate.exit_code == 0, gate.output
+    assert "tiny-lock-racy" in gate.stdout and "lease-fencing" not in gate.stdout
+    assert 'tests="4"' in junit.read_text()
+    # an edit that changes the committed counterexample fails the gate
+    trace = golden / "tiny-lock-racy.json"
+    trace.write_text(trace.read_text().replace('"length": 4', '"length": 5'))
+    changed = verify("--all", "--model", TINY, "--check-golden", "--out", str(golden))
+    assert changed.exit_code == 1
+    assert "tiny-lock-racy.json" in changed.stdout
+
+
+def test_list_shows_the_user_protocols() -> None:
+    listed = verify("--list", "--model", TINY)
+    assert listed.exit_code == 0
+    assert listed.stdout.splitlines()[:3] == [
+        f"from {TINY}:",
+        "tiny-lock: an atomic test-and-set lock",
+        "    expected: mutual-exclusion HOLDS, entered HOLDS",
+    ]
+
+
+def test_the_module_may_be_named_as_a_dotted_module() -> None:
+    result = verify("--model", "tests.user_models.tiny_lock", "--protocol", "tiny-lock")
+    assert result.exit_code == 0, result.output
+
+
+def test_lint_passes_a_sound_model() -> None:
+    result = verify("--model", TINY, "--lint")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0].startswith("tiny-lock: ok: value semantics")
+    assert "the same order under PYTHONHASHSEED 1 and 2" in result.stdout
+
+
+LOCK_HEADER = """
+from checker import Action, Model, always, sometimes
+from models.params import ProtocolEntry
+"""
+
+
+def _module(tmp_path: Path, body: str, name: str = "user.py") -> str:
+    path = tmp_path / name
+    path.write_text(LOCK_HEADER + textwrap.dedent(body))
+    return str(path)
+
+
+SEED_ORDER = """
+class Names(Model):
+    '''Successors in the order of a set of strings: fixed in one process, not across.'''
+    def initial_states(self):
+        return [()]
+    def successors(self, s):
+        if len(s) < 2:
+            for name in {"alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"}:
+                yield Action("add", name), s + (name,)
+
+PROTOCOLS = (ProtocolEntry("names", "set order", (), Names),)
+PROPERTIES = (sometimes("two", lambda s: len(s) == 2),)
+EXPECTED = {"names": {"two": "HOLDS"}}
+"""
+
+
+def test_lint_finds_an_order_that_depends_on_the_hash_seed(tmp_path: Path) -> None:
+    result = verify("--model", _module(tmp_path, SEED_ORDER), "--lint")
+    assert result.exit_code == 2
+    assert "names: the successor order depends on the hash seed" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("PROTOCOLS = ()\n", "PROTOCOLS is empty"),
+        ("X = 1\n", "defines no PROTOCOLS"),
+        ("PROTOCOLS = [1]\n", "PROTOCOLS[0] is int, not a ProtocolEntry"),
+        (
+            "PROTOCOLS = (ProtocolEntry('a b', 's', (), object),)\n",
+            "protocol name 'a b' must be letters, digits",
+        ),
+        ("PROTOCOLS = (ProtocolEntry('a', 's', (), object),)\n", "defines no EXPECTED"),
+        (
+            "PROTOCOLS = (ProtocolEntry('a', 's', (), object),)\n"
+            "EXPECTED = {'a': {'zz': 'HOLDS'}}\n",
+            "names unknown property 'zz'",
+        ),
+        (
+            "PROTOCOLS = (ProtocolEntry('a', 's', (), object),)\n"
+            "PROPERTIES = (always('single-leader', lambda s: True),)\nEXPECTED = {}\n",
+            "property 'single-leader' has the name of a built-in claim",
+        ),
+        ("def broken(:\n", "syntax error (line 4)"),
+        ("raise RuntimeError('no config')\n", "importing it raised RuntimeError: no config"),
+    ],
+)
+def test_a_malformed_module_is_one_line(tmp_path: Path, body: str, message: str) -> None:
+    out = tmp_path / "out"
+    result = verify("--model", _module(tmp_path, body), "--protocol", "a", "--out", str(out))
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_a_builder_that_returns_no_model_is_refused(tmp_path: Path) -> None:
+    body = """
+    PROTOCOLS = (ProtocolEntry("a", "s", (), lambda: [1, 2]),)
+    PROPERTIES = (sometimes("w", lambda s: True),)
+    EXPECTED = {"a": {"w": "HOLDS"}}
+    """
+    result = verify("--model", _module(tmp_path, body), "--protocol", "a")
+    assert result.exit_code == 2
+    assert "a: its builder returned list, not a checker.Model" in result.stderr
+
+
+def test_missing_files_and_unknown_protocols_are_one_line(tmp_path: Path) -> None:
+    missing = verify("--model", str(tmp_path / "nope.py"), "--protocol", "a")
+    assert missing.exit_code == 2 and "no such file" in missing.stderr
+    dotted = verify("--model", "no_such_module_here", "--protocol", "a")
+    assert dotted.exit_code == 2 and "no module named 'no_such_module_here'" in dotted.stderr
+    unknown = verify("--model", TINY, "--protocol", "tiny-lok")
+    assert unknown.exit_code == 2
+    assert "unknown protocol 'tiny-lok' in tests/user_models/tiny_lock.py" in unknown.stderr
+    assert "did you mean 'tiny-lock'?" in unknown.stderr
+    assert verify("--model", TINY, "--protocol", "tiny-lock", "--prove").exit_code == 2
+    assert verify("--lint").exit_code == 2
+
+
+IDENTITY = """
+class Box:
+    def __init__(self, n):
+        self.n = n
+
+class Counting(Model):
+    def initial_states(self):
+        return [Box(0)]
+    def successors(self, s):
+        if s.n < 3:
+            yield Action("inc", "c"), Box(s.n + 1)
+
+PROTOCOLS = (ProtocolEntry("count", "identity-hashed states", (), Counting),)
+PROPERTIES = (sometimes("three", lambda s: s.n == 3),)
+EXPECTED = {"count": {"three": "HOLDS"}}
+"""
+
+
+def test_a_broken_user_model_is_a_model_error_not_a_verdict(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = verify(
+        "--model", _module(tmp_path, IDENTITY), "--protocol", "count", "--out", str(out)
+    )
+    assert result.exit_code == 2, result.output
+    assert "Box" in result.stderr and "identity" in result.stderr
+    assert not out.exists()
+    gate = verify("--all", "--model", _module(tmp_path, IDENTITY), "--out", str(out))
+    assert gate.exit_code == 2
