@@ -1,17 +1,32 @@
 """The protocol-agnostic engine: models in, verdicts and traces out.
 
 Nothing in this package knows about leader election; it sees a `Model`, a list of
-`Property` objects and returns a `CheckResult`.
+`Property` objects and returns a `CheckResult`. What a user's own model needs is
+exported here: the model interface and the kinds of action, every kind of claim,
+`check`, and `write_counterexamples` to write a result's traces as `verify` does.
 """
 
 from checker.errors import LeadercheckError, ModelError
-from checker.model import Action, Model
-from checker.properties import Kind, Property, always, sometimes
+from checker.model import FAULT, RECOVERY, STEP, TICK, Action, Model
+from checker.properties import (
+    Kind,
+    Property,
+    always,
+    eventually,
+    eventually_always,
+    leads_to,
+    sometimes,
+)
+from checker.render.files import write_counterexamples
 from checker.result import CheckResult, EndReason, Progress, PropertyResult, Stats, Verdict
 from checker.search import check
 from checker.trace import Step, Trace
 
 __all__ = [
+    "FAULT",
+    "RECOVERY",
+    "STEP",
+    "TICK",
     "Action",
     "CheckResult",
     "EndReason",
@@ -28,5 +43,9 @@ __all__ = [
     "Verdict",
     "always",
     "check",
+    "eventually",
+    "eventually_always",
+    "leads_to",
     "sometimes",
+    "write_counterexamples",
 ]

@@ -35,17 +35,20 @@ from checker.checkpoint import Checkpoints
 from checker.engines import EngineOptions, default_max_memory, parse_size, searcher
 from checker.errors import LeadercheckError, ModelError
 from checker.gate import CaseOutcome, GateCase, GateReport, judge
-from checker.graph import StateGraph, state_graph
+from checker.graph import state_graph
 from checker.hashing import pin_hashing
 from checker.measure import measure
 from checker.model import Model
 from checker.parallel import CHECKPOINTS_NEED_ONE_PROCESS
 from checker.properties import Property
 from checker.protocols import Catalogue, built_in, load_catalogue
-from checker.render.context import TraceContext
 from checker.render.cost_plot import write_cost_plot
 from checker.render.explain import explain_lines
-from checker.render.files import Written, check_writable, check_writable_file, write_trace_files
+from checker.render.files import (
+    check_writable,
+    check_writable_file,
+    write_counterexamples,
+)
 from checker.render.gate_report import (
     case_lines,
     json_summary,
@@ -59,7 +62,6 @@ from checker.render.html import overview_html
 from checker.render.progress import ProgressLine
 from checker.render.readme import check_block, replace_block
 from checker.render.report import MeasureTable, Run, json_report, report_lines
-from checker.render.state_graph import state_graph_dot
 from checker.render.trace_file import load_trace
 from checker.replay import Replay, SavedTrace, replay
 from checker.result import CheckResult, EndReason, Verdict
@@ -652,7 +654,7 @@ def _verify(protocol: ProtocolEntry, catalogue: Catalogue, opts: Options) -> int
     finally:
         if progress is not None:
             progress.clear()
-    written = _write_counterexamples(
+    written = write_counterexamples(
         protocol.name, values, result, out, opts.with_html, graph, catalogue.model
     )
     run = Run(
@@ -829,9 +831,9 @@ def _gate(
                 return INCOMPLETE
             shortest = not opts.engine.reductions.por  # POR keeps verdicts, not trace lengths
             outcome = CaseOutcome(case, result, judge(case, result, shortest))
-            _write_counterexamples(case.name, case.params, result, fresh, model=catalogue.model)
+            write_counterexamples(case.name, case.params, result, fresh, model=catalogue.model)
             if opts.with_html:
-                written = _write_counterexamples(
+                written = write_counterexamples(
                     case.name, case.params, result, opts.html_dir, html=True, model=catalogue.model
                 )
                 pages[case.name] = {
@@ -881,31 +883,6 @@ def _copy_into(fresh: Path, out: Path) -> list[str]:
         (out / path.name).write_bytes(path.read_bytes())
         names.append(path.name)
     return names
-
-
-def _file_stems(name: str, result: CheckResult) -> dict[str, str]:
-    """`<protocol>` for the first violated property, `<protocol>.<property>` for any others."""
-    violated = [r.prop.name for r in result.results if r.verdict is Verdict.VIOLATED and r.trace]
-    return {prop: name if k == 0 else f"{name}.{prop}" for k, prop in enumerate(violated)}
-
-
-def _write_counterexamples(
-    name: str,
-    values: Mapping[str, int],
-    result: CheckResult,
-    out: Path,
-    html: bool = False,
-    graph: StateGraph | None = None,
-    model: str | None = None,
-) -> dict[str, Written]:
-    stems = _file_stems(name, result)
-    stats = result.stats if html else None
-    written = {}
-    for prop, stem in stems.items():
-        ctx = TraceContext(name, values, result.result(prop), model=model)
-        drawn = state_graph_dot(graph, ctx) if graph is not None else None
-        written[prop] = write_trace_files(out, stem, ctx, stats, drawn)
-    return written
 
 
 def _catalogue_lines(catalogue: Catalogue) -> list[str]:

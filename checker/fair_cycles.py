@@ -17,11 +17,13 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components
 from checker.liveness import LASSO_CANDIDATES, UNFAIR, FairnessGraph
 from checker.properties import Kind, Property
 from checker.result import EndReason, PropertyResult, Verdict
+from checker.successors import purpose_of, verify_trace
 from checker.trace import Trace
 
 
 class Judge:
-    """Judges liveness properties on a recorded graph; `trace_to(moves)` rebuilds traces.
+    """Judges liveness properties on a recorded graph; `trace_of(moves, purpose)` rebuilds
+    traces (`purpose` names the trace in the error when it cannot be rebuilt).
 
     `moves_to(i)` gives the breadth-first moves from an initial state to state i
     (initial position first); `depth(i)` its level.
@@ -31,11 +33,13 @@ class Judge:
         self,
         graph: FairnessGraph,
         moves_to: Callable[[int], list[int]],
-        trace_of: Callable[[list[int]], Trace],
+        trace_of: Callable[[list[int], str], Trace],
         depth: Callable[[int], int],
         end: EndReason,
+        who: str = "the model",
     ) -> None:
         self.g = graph
+        self.who = who  # the model, as a message names it
         self.moves_to = moves_to
         self.trace_of = trace_of
         self.depth = depth
@@ -235,9 +239,10 @@ class Judge:
         self, prop: Property, start: int, into: list[Edge], cycle: list[Edge]
     ) -> tuple[Trace, str]:
         moves = self.moves_to(start) + [m for _, m in into] + [m for _, m in cycle]
-        trace = self.trace_of(moves)
+        trace = self.trace_of(moves, purpose_of(prop))
         loop_from = len(trace) - len(cycle)
         lasso = Trace(trace.steps, loop_from)
+        verify_trace(prop, lasso, self.who)  # it really loops back
         steps = "1 step" if len(cycle) == 1 else f"{len(cycle)} steps"
         if prop.kind is Kind.PERSISTS and cycle:
             why = f"a fair cycle of {steps} (from step {loop_from}) back to where it fails"

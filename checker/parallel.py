@@ -90,6 +90,7 @@ from checker.successors import (
     fingerprint,
     judge,
     make_expander,
+    purpose_of,
     rebuild_trace,
 )
 from checker.trace import Trace
@@ -762,7 +763,12 @@ class _Coordinator:
             peak_memory_bytes=_peak() + sum(self.worker_peak),
         )
         results = tuple(
-            judge(prop, self._trace(self.found[i]) if i in self.found else None, end)
+            judge(
+                prop,
+                self._trace(self.found[i], purpose_of(prop)) if i in self.found else None,
+                end,
+                self.model,
+            )
             for i, prop in enumerate(self.properties)
         )
         return CheckResult(results=results, stats=stats, end=end)
@@ -866,8 +872,8 @@ class _Coordinator:
         moves.reverse()
         return moves
 
-    def _trace(self, moves: list[int]) -> Trace:
-        return rebuild_trace(self.model, self.initial, moves, self.canonical)
+    def _trace(self, moves: list[int], purpose: str = "the trace to the failing state") -> Trace:
+        return rebuild_trace(self.model, self.initial, moves, self.canonical, purpose=purpose)
 
     def _model_error(self, failure: Failure, moves: list[int], what: str) -> ModelError:
         trace = self._trace(moves)

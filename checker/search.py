@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 
 from checker.checkpoint import Checkpoints
 from checker.errors import LeadercheckError, ModelError
+from checker.guard import model_name
 from checker.liveness import FairnessGraph, level_of
 from checker.model import Model
 from checker.properties import LIVENESS, Kind, Property
@@ -48,6 +49,7 @@ from checker.successors import (
     Reductions,
     judge,
     make_expander,
+    purpose_of,
     rebuild_trace,
     store_key,
 )
@@ -233,6 +235,7 @@ class _Search:
         self.canonical: Callable[[Any], Any] | None = None
         self.por = False
         self.seen: set[Any] = set()  # fingerprints, or the states themselves when exact
+        self.index: dict[Any, int] = {}  # the liveness search's store: key -> state index
         self.parents = array("I")  # per state index: the index it was discovered from
         self.moves = array("I")  # per state index: its position among the parent's successors
         self.levels = array("I", [0])  # the first index of each breadth-first level
@@ -374,7 +377,7 @@ class _Search:
         and the store maps each fingerprint to its index, since an edge may lead back to
         any state. A state counts as expanded once all its edges are recorded.
         """
-        index: dict[Any, int] = {}  # fingerprint (or state, when exact) -> index
+        index = self.index  # fingerprint (or state, when exact) -> index
         parents, moves, exact = self.parents, self.moves, self.exact
         queue: deque[Any] = deque()
         expanded = 0
@@ -530,9 +533,10 @@ class _Search:
                 judge = Judge(
                     graph,
                     self._moves_to,
-                    lambda moves: rebuild_trace(self.model, self._initial, moves),
+                    self._rebuild,
                     level_of(self.levels),
                     EndReason.EXHAUSTED if end is EndReason.DECIDED else end,
+                    model_name(self.model),
                 )
                 results = [judge.judge(p, k) for k, p in enumerate(live)]
             except KeyboardInterrupt:
@@ -567,7 +571,8 @@ class _Search:
         )
 
     def _visit(self, state: Any, index: int) -> bool:
-        """Check the undecided properties on a new state; True once all are decided."""
+        """Check the undecided properties on a new state; True once all are decided (never
+        when there were none to decide: then the search explores everything)."""
         decided = False
         for name, predicate, invariant in self.undecided:
             try:
@@ -576,8 +581,9 @@ class _Search:
                     decided = True
             except Exception as exc:
                 raise self._model_error(exc, index, name) from exc
-        if decided:
-            self.undecided = [u for u in self.undecided if u[0] not in self.found]
+        if not decided:
+            return False
+        self.undecided = [u for u in self.undecided if u[0] not in self.found]
         return not self.undecided
 
     def _call(self, fn: Callable[[], Any], what: str) -> Any:
@@ -590,7 +596,8 @@ class _Search:
             raise self._model_error(exc, self.current, what) from exc
 
     def _model_error(self, exc: Exception, index: int, what: str) -> ModelError:
-        trace = self._trace_to(index) if index != NO_PARENT else None
+        failing = "the trace to the failing state"
+        trace = self._trace_to(index, failing) if index != NO_PARENT else None
         where = f" after {len(trace)} steps" if trace is not None else ""
         return ModelError(f"model raised {type(exc).__name__} in {what}{where}: {exc}", trace)
 
@@ -598,7 +605,8 @@ class _Search:
 
     def _judge(self, prop: Property, end: EndReason) -> PropertyResult:
         index = self.found.get(prop.name)
-        return judge(prop, None if index is None else self._trace_to(index), end)
+        trace = None if index is None else self._trace_to(index, purpose_of(prop))
+        return judge(prop, trace, end, self.model)
 
     def _moves_to(self, index: int) -> list[int]:
         moves = []
@@ -608,9 +616,24 @@ class _Search:
         moves.reverse()
         return moves
 
-    def _trace_to(self, index: int) -> Trace:
+    def _trace_to(self, index: int, purpose: str) -> Trace:
         """Rebuild the trace to state `index` by re-executing the model along stored moves."""
-        return rebuild_trace(self.model, self._initial, self._moves_to(index), self.canonical)
+        return self._rebuild(self._moves_to(index), purpose)
+
+    def _rebuild(self, moves: list[int], purpose: str) -> Trace:
+        """The trace along `moves`, each of its states verified to be in the store (its
+        representative's key with symmetry): a model whose order changed since the search
+        is a ModelError, not a wrong trace."""
+        store: Any = self.index if self.graph is not None else self.seen
+        key = self.key
+        return rebuild_trace(
+            self.model,
+            self._initial,
+            moves,
+            self.canonical,
+            stored=lambda state: key(state) in store,
+            purpose=purpose,
+        )
 
 
 class MemoryBound(Exception):

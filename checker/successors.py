@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from checker.errors import ModelError
+from checker.guard import model_name
 from checker.model import Model
 from checker.properties import Kind, Property
 from checker.result import EndReason, PropertyResult, Verdict
@@ -123,29 +125,71 @@ def make_expander(
     return symmetric
 
 
+NOT_REPEATED = (
+    "so successors() did not repeat itself (nondeterministic order?); nothing was written"
+)
+
+
 def rebuild_trace(
     model: Model[Any],
     initial: Sequence[Any],
     moves: Sequence[int],
     canonical: Callable[[Any], Any] | None = None,
+    *,
+    stored: Callable[[Any], bool] | None = None,
+    purpose: str = "the trace",
 ) -> Trace:
     """Re-execute the model from initial[moves[0]] along the action positions moves[1:].
 
     With symmetry the positions index the successors of representatives; at each step
     the concrete trace takes the first successor of its concrete state that lies in the
     orbit of the next representative, so the trace replays on the unreduced model.
+
+    A model whose successors changed since the search (a nondeterministic order) is
+    caught: a position past the end of a state's successors, or, when `stored` is given
+    (whether the store holds a state, its representative with symmetry), a state the
+    search never explored, raises ModelError naming `purpose` ("the trace to the state
+    that breaks P"), before anyone writes the trace.
     """
+
+    def failed(what: str) -> ModelError:
+        return ModelError(
+            f"{model_name(model)}: {purpose} could not be rebuilt: {what}, {NOT_REPEATED}"
+        )
+
+    def missing(number: int, move: int, count: int) -> ModelError:
+        return failed(
+            f"step {number} takes successor {move} (from 0) of a state that now has {count}"
+        )
+
     state = initial[moves[0]]
     steps = [_step(model, 0, None, state)]
     if canonical is None:
+        if stored is not None and not stored(state):
+            raise failed("its initial state was never explored")
         for number, move in enumerate(moves[1:], start=1):
-            action, state = list(model.successors(state))[move]
+            pairs = list(model.successors(state))
+            if move >= len(pairs):
+                raise missing(number, move, len(pairs))
+            action, state = pairs[move]
+            if stored is not None and not stored(state):
+                raise failed(f"step {number}'s state was never explored")
             steps.append(_step(model, number, action, state))
         return Trace(tuple(steps))
     rep = canonical(state)
+    if stored is not None and not stored(rep):
+        raise failed("its initial state was never explored")
     for number, move in enumerate(moves[1:], start=1):
-        rep = canonical(list(model.next_states(rep))[move])
-        action, state = next((a, s) for a, s in model.successors(state) if canonical(s) == rep)
+        nexts = list(model.next_states(rep))
+        if move >= len(nexts):
+            raise missing(number, move, len(nexts))
+        rep = canonical(nexts[move])
+        if stored is not None and not stored(rep):
+            raise failed(f"step {number}'s state was never explored")
+        found = next(((a, s) for a, s in model.successors(state) if canonical(s) == rep), None)
+        if found is None:
+            raise failed(f"no successor of step {number - 1}'s state is like step {number}'s")
+        action, state = found
         steps.append(_step(model, number, action, state))
     return Trace(tuple(steps))
 
@@ -155,9 +199,15 @@ def _step(model: Model[Any], index: int, action: Any, state: Any) -> Step:
     return Step(index, shown, model.describe(state), model.summary(state), state)
 
 
-def judge(prop: Property, trace: Trace | None, end: EndReason) -> PropertyResult:
-    """The verdict on `prop` given the trace to the state that decided it, if one did."""
+def judge(
+    prop: Property, trace: Trace | None, end: EndReason, model: Model[Any] | None = None
+) -> PropertyResult:
+    """The verdict on `prop` given the trace to the state that decided it, if one did.
+
+    The trace is verified first (`verify_trace`): its last state must decide `prop`.
+    """
     if trace is not None:
+        verify_trace(prop, trace, "the model" if model is None else model_name(model))
         verdict = Verdict.VIOLATED if prop.kind is Kind.ALWAYS else Verdict.HOLDS
         return PropertyResult(prop, verdict, trace, prop.why(trace.last.state))
     if end in (EndReason.EXHAUSTED, EndReason.DECIDED):
@@ -165,6 +215,38 @@ def judge(prop: Property, trace: Trace | None, end: EndReason) -> PropertyResult
             return PropertyResult(prop, Verdict.HOLDS, None, "holds in every reachable state")
         return PropertyResult(prop, Verdict.VIOLATED, None, "no reachable state satisfies it")
     return PropertyResult(prop, Verdict.INCOMPLETE, None, end.value)
+
+
+def purpose_of(prop: Property) -> str:
+    """What a rebuilt trace for `prop` is, as a message names it."""
+    if prop.kind is Kind.ALWAYS:
+        return f"the trace to the state that breaks {prop.name}"
+    if prop.kind is Kind.SOMETIMES:
+        return f"the trace to the state that meets {prop.name}"
+    return f"the lasso that breaks {prop.name}"
+
+
+def verify_trace(prop: Property, trace: Trace, who: str) -> None:
+    """Raise ModelError unless the rebuilt `trace` really is the counterexample (or witness)
+    for `prop`: its last state decides `prop`, or, for a lasso, is the state where its loop
+    starts (a stuttering lasso, which stays in its last state, needs nothing more).
+
+    The search found such a state, so a trace that misses it was rebuilt along a different
+    order of successors than the search saw.
+    """
+    loop_from = trace.loop_from
+    if loop_from is None:
+        verb = "break" if prop.kind is Kind.ALWAYS else "meet"
+        try:
+            ok = decides(prop, trace.last.state)
+        except Exception:  # the search evaluated it on the state it found without error
+            ok = False
+        what = f"its last state does not {verb} {prop.name}"
+    else:
+        ok = loop_from == len(trace.steps) - 1 or trace.steps[loop_from].state == trace.last.state
+        what = f"its last state is not the state of step {loop_from}, where its loop starts"
+    if not ok:
+        raise ModelError(f"{who}: {purpose_of(prop)} could not be rebuilt: {what}, {NOT_REPEATED}")
 
 
 def decides(prop: Property, state: Any) -> bool:

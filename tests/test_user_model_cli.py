@@ -273,3 +273,26 @@ def test_a_broken_user_model_is_a_model_error_not_a_verdict(tmp_path: Path) -> N
     assert not out.exists()
     gate = verify("--all", "--model", _module(tmp_path, IDENTITY), "--out", str(out))
     assert gate.exit_code == 2
+
+
+@pytest.mark.slow
+def test_ray_actors_load_the_user_file_themselves(tmp_path: Path) -> None:
+    result = verify(
+        "--model", TINY, "--protocol", "tiny-lock-racy", "--engine", "ray", "--workers", "2",
+        "--out", str(tmp_path),
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert re.search(r"mutual-exclusion\s+VIOLATED\s+counterexample of 4 steps", result.stdout)
+
+
+def test_a_checkpointed_user_search_resumes(tmp_path: Path) -> None:
+    args = ["--model", TINY, "--protocol", "tiny-lock-racy", "-p", "procs=3"]
+    cp = str(tmp_path / "cp")
+    cut = verify(*args, "--checkpoint", cp, "--checkpoint-every", "0", "--max-depth", "2")
+    assert cut.exit_code == 3, cut.output
+    done = verify(*args, "--resume", cp, "--out", str(tmp_path / "out"))
+    assert done.exit_code == 1, done.output
+    assert re.search(r"mutual-exclusion\s+VIOLATED\s+counterexample of 4 steps", done.stdout)
+    whole = verify(*args, "--json", "--out", str(tmp_path / "again"))
+    states = json.loads(whole.stdout)["stats"]["distinct_states"]
+    assert f"{states:,} distinct states" in done.stdout

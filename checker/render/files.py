@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from checker.errors import LeadercheckError
+from checker.graph import StateGraph
 from checker.render.context import TraceContext
 from checker.render.dot import trace_to_dot
 from checker.render.html import trace_to_html
+from checker.render.state_graph import state_graph_dot
 from checker.render.svg import SvgUnavailable, dot_to_svg
 from checker.render.trace_json import trace_to_json
-from checker.result import Stats
+from checker.result import CheckResult, Stats, Verdict
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,34 @@ def write_trace_files(
     if html_stats is not None:
         contents[f"{stem}.html"] = trace_to_html(ctx, svg, html_stats, ctx.params)
     return Written(_write_all(directory, contents), note)
+
+
+def file_stems(name: str, result: CheckResult) -> dict[str, str]:
+    """`<protocol>` for the first violated property, `<protocol>.<property>` for any others."""
+    violated = [r.prop.name for r in result.results if r.verdict is Verdict.VIOLATED and r.trace]
+    return {prop: name if k == 0 else f"{name}.{prop}" for k, prop in enumerate(violated)}
+
+
+def write_counterexamples(
+    name: str,
+    values: Mapping[str, int],
+    result: CheckResult,
+    out: Path,
+    html: bool = False,
+    graph: StateGraph | None = None,
+    model: str | None = None,
+) -> dict[str, Written]:
+    """Each counterexample of `result` as `verify` writes it: `<name>.json/.dot/.svg` in
+    `out` for the first violated property, `<name>.<property>.*` for the others (with
+    `html`, the offline page too). `values` are the model's parameters, recorded for
+    replay; `model`, the user's module that defines it. Returns property -> its files."""
+    stats = result.stats if html else None
+    written = {}
+    for prop, stem in file_stems(name, result).items():
+        ctx = TraceContext(name, values, result.result(prop), model=model)
+        drawn = state_graph_dot(graph, ctx) if graph is not None else None
+        written[prop] = write_trace_files(out, stem, ctx, stats, drawn)
+    return written
 
 
 def write_diagram_files(directory: Path, stem: str, ctx: TraceContext) -> Written:

@@ -1,0 +1,589 @@
+"""Guard rails: a user's model is checked, not trusted.
+
+The engine relies on three things a model promises and cannot enforce by types: states
+are values (immutable, hashable, equal when they look equal), `successors` gives the same
+actions in the same order every time it is asked, and it never changes the state it is
+given. A broken promise does not crash the search; it gives a wrong answer: identity
+hashing counts two equal states as two (too few states found, a false HOLDS), a mutated
+state is lost, and a counterexample rebuilt from stored action positions under a changed
+order ends somewhere else. So this module checks the promises and turns a broken one into
+a `ModelError` naming the model, the state and what is wrong:
+
+- `check_value` and `check_initial`: states are hashable and keep their value when copied;
+- `check_shadowing`: a node record's field does not hide a property that claims read;
+- `GuardedModel`: wraps a model and checks a deterministic sample of its expansions
+  (no mutation, the same order twice, `next_states` agreeing with `successors`, value
+  successors; duplicate successors are warnings);
+- `preflight`: every check on every state of a small breadth-first search, before the real
+  one, and each property evaluated on those states;
+- `order_digest`: the action labels of a breadth-first search as plain text, which another
+  process (another hash seed) can compare.
+
+Traces are verified where they are rebuilt (checker/successors.py), since a model can
+change its order after the sample was taken.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import enum
+import types
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
+
+from checker.errors import ModelError
+from checker.model import Action, Model
+from checker.properties import Property
+
+__all__ = [
+    "GuardedModel",
+    "check_initial",
+    "check_shadowing",
+    "check_value",
+    "model_name",
+    "order_digest",
+    "preflight",
+]
+
+S = TypeVar("S")
+
+SAMPLE_ALL = 256  # the first expansions are all checked: a broken model shows at once
+SAMPLE_EVERY = 512  # then one in this many: the checks cost two expansions and a deep copy
+SHORT = 80  # characters of a state shown in a message
+
+IMMUTABLE_KINDS = "tuples, NamedTuples, frozen dataclasses"
+# Values that compare by identity on purpose, or are their own only copy.
+_ATOMS = (
+    bool,
+    int,
+    float,
+    complex,
+    str,
+    bytes,
+    range,
+    enum.Enum,
+    type,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodType,
+    types.ModuleType,
+    type(None),
+    type(Ellipsis),
+    type(NotImplemented),
+)
+_PLAIN = frozenset({bool, int, float, str, bytes, type(None)})  # the common atoms, by type
+_DEPTH = 8  # how deep the walks look for an offending component
+
+
+def model_name(model: Model[Any]) -> str:
+    """The user's class name, through a GuardedModel: what a message calls the model."""
+    inner = model.inner if isinstance(model, GuardedModel) else model
+    return type(inner).__name__
+
+
+def short(value: object, limit: int = SHORT) -> str:
+    """A repr cut to `limit` characters, for a one-line message."""
+    try:
+        text = repr(value)
+    except Exception:  # a broken __repr__ must not hide the error being reported
+        text = f"<{type(value).__name__} object>"
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _a(cls: type) -> str:
+    name = cls.__name__
+    return f"an {name}" if name[:1].lower() in "aeiou" else f"a {name}"
+
+
+# -- values ------------------------------------------------------------------
+
+
+def check_value(state: object, where: str) -> None:
+    """Raise ModelError unless `state` is a value: hashable, and equal (with an equal hash)
+    to its deep copy, which is what identity hashing anywhere inside it breaks.
+
+    `where` names the model (its class name) in the message.
+    """
+    _value_copy(state, where)
+
+
+def _value_copy(state: Any, where: str) -> Any:
+    """check_value, returning the deep copy (the snapshot a mutation check compares to)."""
+    try:
+        hashed = hash(state)
+    except TypeError:
+        path, part = _find(state, _unhashable) or ("state", state)
+        at = "" if path == "state" else f", at {path}"
+        raise ModelError(
+            f"{where}: a state is unhashable ({_a(type(part))}{at}): {short(state)}; states "
+            f"must be immutable and hashable: {IMMUTABLE_KINDS}"
+        ) from None
+    try:
+        twin = copy.deepcopy(state)
+    except Exception as exc:
+        raise ModelError(
+            f"{where}: a state cannot be copied ({type(exc).__name__}: {exc}): {short(state)}; "
+            f"states must be plain values: {IMMUTABLE_KINDS}"
+        ) from None
+    try:
+        same = bool(twin == state) and hash(twin) == hashed
+    except Exception:  # an __eq__ that raises (an array inside a state, say) is no value
+        same = False
+    if same:
+        return twin
+    found = _find(state, _by_identity)
+    if found is None:
+        raise ModelError(
+            f"states of {where} do not keep their value when copied (copy.deepcopy(state) "
+            f"differs from the state, or its hash does): two equal states would count as "
+            f"two; state {short(state)}"
+        )
+    path, part = found
+    cls = type(part)
+    at = "" if path == "state" else f", at {path},"
+    missing = "/".join(
+        name
+        for name, mine in (("__eq__", cls.__eq__), ("__hash__", cls.__hash__))
+        if mine is getattr(object, name)
+    )
+    raise ModelError(
+        f"states of {where} compare by identity (the class {cls.__name__}{at} defines no "
+        f"{missing}): two equal states would count as two; state {short(state)}"
+    )
+
+
+def _unhashable(value: object) -> bool:
+    return type(value).__hash__ is None
+
+
+def _by_identity(value: object) -> bool:
+    if isinstance(value, _ATOMS):
+        return False
+    cls = type(value)
+    return cls.__eq__ is object.__eq__ or cls.__hash__ is object.__hash__
+
+
+def _parts(value: object) -> Iterator[tuple[str, object]]:
+    """The components of a record or collection, each with the path that reaches it."""
+    if isinstance(value, _ATOMS):
+        return
+    if isinstance(value, tuple):
+        fields = getattr(type(value), "_fields", None)
+        if isinstance(fields, tuple) and len(fields) == len(value):
+            yield from ((f".{name}", item) for name, item in zip(fields, value, strict=True))
+        else:
+            yield from ((f"[{k}]", item) for k, item in enumerate(value))
+    elif isinstance(value, list):
+        yield from ((f"[{k}]", item) for k, item in enumerate(value))
+    elif isinstance(value, set | frozenset):
+        yield from (("{...}", item) for item in sorted(value, key=short))
+    elif isinstance(value, Mapping):
+        yield from ((f"[{key!r}]", item) for key, item in value.items())
+    elif dataclasses.is_dataclass(value):
+        yield from ((f".{f.name}", getattr(value, f.name, None)) for f in dataclasses.fields(value))
+    elif isinstance(getattr(value, "__dict__", None), dict):
+        yield from ((f".{name}", item) for name, item in vars(value).items())
+
+
+def _find(
+    value: object, bad: Callable[[object], bool], path: str = "state", depth: int = 0
+) -> tuple[str, object] | None:
+    """The first component (path, value), depth first, that is `bad`; None if none is."""
+    if bad(value):
+        return path, value
+    if depth >= _DEPTH:
+        return None
+    for suffix, part in _parts(value):
+        found = _find(part, bad, path + suffix, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def check_initial(model: Model[S]) -> list[S]:
+    """The initial states of `model` as a list, each checked with `check_value`.
+
+    `initial_states()` must give a sequence of states (a generator is fine); one state
+    returned bare (a NamedTuple or a dataclass, which are iterable or not) is refused, and
+    so is a set, whose order is not fixed.
+    """
+    name = type(model).__name__
+    initial: Any = model.initial_states()
+    bare = (isinstance(initial, tuple) and hasattr(initial, "_fields")) or (
+        dataclasses.is_dataclass(initial) and not isinstance(initial, type)
+    )
+    if bare or isinstance(initial, str | bytes | Mapping) or not isinstance(initial, Iterable):
+        raise ModelError(
+            f"{name}.initial_states() must return a sequence of states; got "
+            f"{_a(type(initial))}: {short(initial)} (return [state] for one initial state)"
+        )
+    if isinstance(initial, set | frozenset):
+        raise ModelError(
+            f"{name}.initial_states() must return a sequence of states; got "
+            f"{_a(type(initial))}, whose order is not fixed: return a list"
+        )
+    states = list(initial)
+    if not states:
+        raise ModelError(f"{name}.initial_states() returned no states: a model needs one")
+    for state in states:
+        check_value(state, name)
+    return states
+
+
+# -- records: a field must not hide a property -----------------------------------
+
+_SHADOWS: dict[type, str | None] = {}  # record class -> its shadowing message, or None
+
+
+def check_shadowing(state: object) -> None:
+    """Raise ModelError if a record class reachable in `state` has a data field named like
+    a property defined further along its MRO.
+
+    A node record is often `class Node(_Fields, Mixin)`: the NamedTuple `_Fields` comes
+    first in the MRO, so its field `tenure` wins over the mixin's property `tenure`, and
+    every claim that reads `node.tenure` silently reads the field instead.
+    """
+    shadows, plain = _SHADOWS, _PLAIN
+    stack: list[tuple[object, int]] = [(state, 0)]
+    while stack:  # (a preflight walks every state it visits: kept lean)
+        value, depth = stack.pop()
+        cls = type(value)
+        if cls in plain:
+            continue
+        message = shadows[cls] if cls in shadows else _shadowing(cls)
+        if message is not None:
+            raise ModelError(message)
+        if depth >= _DEPTH:
+            continue
+        if isinstance(value, tuple):
+            stack.extend([(part, depth + 1) for part in value])
+        elif not isinstance(value, _ATOMS):
+            stack.extend([(part, depth + 1) for _, part in _parts(value)])
+
+
+def _record_fields(cls: type) -> tuple[str, ...]:
+    if dataclasses.is_dataclass(cls):
+        return tuple(f.name for f in dataclasses.fields(cls))
+    fields = getattr(cls, "_fields", None)
+    if issubclass(cls, tuple) and isinstance(fields, tuple):
+        return tuple(name for name in fields if isinstance(name, str))
+    return ()
+
+
+def _shadowing(cls: type) -> str | None:
+    """The message for the first field of `cls` that hides a later property (cached)."""
+    message = None
+    mro = cls.__mro__
+    for name in _record_fields(cls):
+        owner = next((k for k, base in enumerate(mro) if _declares(base, name)), None)
+        if owner is None:
+            continue
+        hidden = next((b for b in mro[owner + 1 :] if _readable(vars(b).get(name))), None)
+        if hidden is not None:
+            message = (
+                f"field {name!r} of {cls.__name__} shadows the property {name!r} of "
+                f"{hidden.__name__}, which claims read; rename the field"
+            )
+            break
+    _SHADOWS[cls] = message
+    return message
+
+
+def _readable(attribute: object) -> bool:
+    """A property with a body of its own; an abstract one is there to be supplied by a
+    field, which is no shadowing."""
+    return isinstance(attribute, property) and not attribute.__isabstractmethod__
+
+
+def _declares(cls: type, name: str) -> bool:
+    """Whether `cls` itself declares the data field `name` (not a property of its own)."""
+    own = vars(cls)
+    if name in own:
+        return not isinstance(own[name], property)
+    fields = own.get("__dataclass_fields__")
+    return isinstance(fields, dict) and name in fields
+
+
+# -- the wrapper -------------------------------------------------------------
+
+
+class GuardedModel(Model[S]):
+    """A model whose expansions are checked on a deterministic sample.
+
+    Every expansion of the first SAMPLE_ALL calls of `successors` or `next_states`, then
+    one call in SAMPLE_EVERY (a counter, no randomness, so a run is repeatable), is
+    checked: the state is not mutated, a second expansion gives the same actions in the
+    same order, `next_states` (if overridden) agrees with `successors`, the successors are
+    values; duplicate (action, next state) pairs are warnings in `warnings`. Outside the
+    sample a call costs one counter increment and the model's own call. Everything else
+    is the wrapped model's. It pickles (forked workers, Ray actors); each process keeps its
+    own counter and warnings.
+    """
+
+    def __init__(self, inner: Model[S]) -> None:
+        self.inner = inner
+        self.calls = 0
+        self.warnings: list[str] = []
+        self._bind()
+
+    def _bind(self) -> None:
+        inner = self.inner
+        self.name = type(inner).__name__
+        self._successors = inner.successors
+        self._next_states = inner.next_states
+        self._overrides_next = type(inner).next_states is not Model.next_states
+        self.fairness = inner.fairness  # type: ignore[method-assign]  # per edge: no extra frame
+        self._types: set[type] = set()  # successor types given the full check already
+        self._warned: set[str] = set()  # action names warned about
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"inner": self.inner, "calls": self.calls, "warnings": self.warnings}
+
+    def __setstate__(self, saved: dict[str, Any]) -> None:
+        self.__dict__.update(saved)
+        self._bind()
+
+    def __getattr__(self, name: str) -> Any:
+        """Anything else a model offers (a protocol's own attributes) is the inner one's."""
+        if name.startswith("__") or name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def __repr__(self) -> str:
+        return f"GuardedModel({self.inner!r})"
+
+    # -- the checked calls -----------------------------------------------------
+
+    def initial_states(self) -> Sequence[S]:
+        states = check_initial(self.inner)
+        for state in states:
+            check_shadowing(state)
+        return states
+
+    def successors(self, state: S) -> Iterable[tuple[Action, S]]:
+        self.calls = n = self.calls + 1
+        if n > SAMPLE_ALL and n % SAMPLE_EVERY:
+            return self._successors(state)
+        return self.inspect(state)[0]
+
+    def next_states(self, state: S) -> Iterable[S]:
+        self.calls = n = self.calls + 1
+        if n > SAMPLE_ALL and n % SAMPLE_EVERY:
+            return self._next_states(state)
+        return self.inspect(state)[1]
+
+    def inspect(self, state: S) -> tuple[list[tuple[Action, S]], list[S]]:
+        """Expand `state` with every check: its (action, next state) pairs, next states."""
+        name = self.name
+        snapshot = _value_copy(state, name)
+        first = list(self._successors(state))
+        self._unchanged(state, snapshot, "successors")
+        for _, succ in first:
+            self._check_successor(succ)
+        second = list(self._successors(state))
+        self._unchanged(state, snapshot, "successors")
+        self._same(state, first, second)
+        nexts = [succ for _, succ in first]
+        if self._overrides_next:
+            given = list(self._next_states(state))
+            self._unchanged(state, snapshot, "next_states")
+            if given != nexts:
+                k = _first_difference(given, nexts)
+                raise ModelError(
+                    f"{name}.next_states(state) disagrees with its successors(state): it must "
+                    f"give their next states in the same order; state {short(state)}, first "
+                    f"difference at position {k}: {_entry(given, k)} vs {_entry(nexts, k)}"
+                )
+            nexts = given
+        self._duplicates(state, first)
+        return first, nexts
+
+    def _check_successor(self, succ: S) -> None:
+        """The full value check the first time a type is seen; a hash afterwards (the
+        successor gets the full check itself when its own expansion is sampled)."""
+        cls = type(succ)
+        if cls in self._types:
+            try:
+                hash(succ)
+                return
+            except TypeError:
+                pass
+        check_value(succ, self.name)
+        check_shadowing(succ)
+        self._types.add(cls)
+
+    def _unchanged(self, state: S, snapshot: S, method: str) -> None:
+        try:
+            same = bool(state == snapshot) and hash(state) == hash(snapshot)
+        except Exception:  # mutated into something unhashable
+            same = False
+        if not same:
+            raise ModelError(
+                f"{self.name}.{method} mutated the state it was given (state "
+                f"{short(snapshot)}); states must be immutable"
+            )
+
+    def _same(
+        self, state: S, first: list[tuple[Action, S]], second: list[tuple[Action, S]]
+    ) -> None:
+        labels_1 = [(action.label(), succ) for action, succ in first]
+        labels_2 = [(action.label(), succ) for action, succ in second]
+        if labels_1 == labels_2:
+            return
+        k = _first_difference(labels_1, labels_2)
+        for pairs in (first, second):  # a successor that is no value compares unequal
+            if k < len(pairs):
+                check_value(pairs[k][1], self.name)
+        raise ModelError(
+            f"{self.name}.successors(state) gave its actions in a different order (or "
+            f"different actions) on a second call: the order must be fixed (do not iterate "
+            f"sets of strings or use random); state {short(state)}, first difference at "
+            f"position {k}: {_pair(first, k)} vs {_pair(second, k)}"
+        )
+
+    def _duplicates(self, state: S, pairs: list[tuple[Action, S]]) -> None:
+        seen: set[tuple[Any, S]] = set()
+        for action, succ in pairs:
+            key = (action.label(), succ)
+            if key not in seen:
+                seen.add(key)
+                continue
+            if action.name in self._warned:
+                continue
+            self._warned.add(action.name)
+            to = f" to {action.target}" if action.target else ""
+            self.warnings.append(
+                f"{self.name}: state {short(state)} yields {action.name!r} by "
+                f"{action.actor}{to} twice with the same next state (a duplicate successor)"
+            )
+
+    # -- everything else is the inner model's ------------------------------------
+
+    def fairness(self, action: Action) -> str | None:
+        return self.inner.fairness(action)
+
+    def step_class(self, action: Action) -> str:
+        return self.inner.step_class(action)
+
+    def local_moves(self, state: S) -> Sequence[int]:
+        return self.inner.local_moves(state)
+
+    def symmetry_groups(self) -> Sequence[Sequence[int]]:
+        return self.inner.symmetry_groups()
+
+    def permute(self, state: S, perm: Sequence[int]) -> S:
+        return self.inner.permute(state, perm)
+
+    def order_key(self, state: S) -> Any:
+        return self.inner.order_key(state)
+
+    def node_keys(self, state: S) -> Sequence[Any]:
+        return self.inner.node_keys(state)
+
+    def describe(self, state: S) -> Mapping[str, Mapping[str, object]]:
+        return self.inner.describe(state)
+
+    def summary(self, state: S) -> Mapping[str, str]:
+        return self.inner.summary(state)
+
+
+def _first_difference(a: Sequence[Any], b: Sequence[Any]) -> int:
+    return next(
+        (k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+
+
+def _entry(values: Sequence[Any], k: int) -> str:
+    return short(values[k], 60) if k < len(values) else f"nothing ({len(values)} in all)"
+
+
+def _pair(pairs: Sequence[tuple[Action, Any]], k: int) -> str:
+    if k >= len(pairs):
+        return f"nothing ({len(pairs)} actions in all)"
+    action, succ = pairs[k]
+    text = " ".join(str(action).split())
+    text = text if len(text) <= 60 else text[:57] + "..."
+    return f"{text} -> {short(succ, 60)}"
+
+
+# -- before the search -------------------------------------------------------
+
+
+def preflight(
+    model: Model[Any], properties: Sequence[Property], max_states: int = 300
+) -> list[str]:
+    """Check `model` thoroughly on a small breadth-first search before the real one.
+
+    The initial states (a sequence of values, no shadowed property), then every check of
+    GuardedModel on every state of a search over up to `max_states` states, with each
+    property (and a leads-to trigger) evaluated on each of them. Returns the warnings;
+    raises ModelError on the first broken promise. A state whose expansion raises is left
+    to the real search, which reports it with the trace that reaches it.
+    """
+    guard = model if isinstance(model, GuardedModel) else GuardedModel(model)
+    name = guard.name
+    initial = check_initial(guard.inner)
+    seen: set[Any] = set()
+    queue: deque[Any] = deque()
+    for state in initial:
+        if state not in seen:
+            seen.add(state)
+            queue.append(state)
+    while queue:
+        state = queue.popleft()
+        check_shadowing(state)
+        _evaluate(name, properties, state)
+        try:
+            pairs, _ = guard.inspect(state)
+        except ModelError:
+            raise
+        except Exception:  # the model's own failure: the search reports it with its trace
+            continue
+        for _, succ in pairs:
+            if len(seen) < max_states and succ not in seen:
+                seen.add(succ)
+                queue.append(succ)
+    return list(guard.warnings)
+
+
+def _evaluate(name: str, properties: Sequence[Property], state: Any) -> None:
+    for prop in properties:
+        for predicate in (prop.predicate, prop.trigger):
+            if predicate is None:
+                continue
+            try:
+                bool(predicate(state))
+            except Exception as exc:
+                raise ModelError(
+                    f"{name}: the property {prop.name!r} raised {type(exc).__name__} on state "
+                    f"{short(state)}: {exc}"
+                ) from exc
+
+
+def order_digest(model: Model[Any], max_states: int = 2000) -> list[str]:
+    """Per state expanded by a breadth-first search over up to `max_states` states, in
+    order, its action labels as one line of text.
+
+    No hash or address is in the text, so two processes (two hash seeds) that expand in
+    the same order give identical lists; a difference shows a successor order that
+    depends on the process, such as iterating a set of strings.
+    """
+    queue: deque[Any] = deque()
+    seen: set[Any] = set()
+    for state in model.initial_states():
+        if state not in seen:
+            seen.add(state)
+            queue.append(state)
+    lines: list[str] = []
+    while queue and len(lines) < max_states:
+        state = queue.popleft()
+        pairs = list(model.successors(state))
+        lines.append("|".join(repr(action.label()) for action, _ in pairs))
+        for _, succ in pairs:
+            if succ not in seen:
+                seen.add(succ)
+                queue.append(succ)
+    return lines
