@@ -1,12 +1,13 @@
 """The shared cluster vocabulary every protocol composes.
 
 Nodes, the coordination store, the storage a leader writes to, time as countdowns,
-the network with partitions and messages, and bounded faults. `ClusterModel` ties
-them into one state shape so the specs can read any protocol the same way.
+the network with partitions and messages, and bounded faults (built in, or kinds a
+protocol declares: `FaultKind`). `ClusterModel` ties them into one state shape so the
+specs can read any protocol the same way.
 """
 
-from models.cluster.base import ClusterModel, ClusterState, FaultBounds, NodeState
-from models.cluster.faults import Faults
+from models.cluster.base import ClusterModel, ClusterState, FaultBounds, NodeState, Successor
+from models.cluster.faults import STORE_CRASH, FaultKind, Faults
 from models.cluster.network import Message, Network
 from models.cluster.nodes import STORAGE, STORE, node_name
 from models.cluster.storage import Storage
@@ -17,9 +18,11 @@ from models.cluster.time import countdown
 __all__ = [
     "STORAGE",
     "STORE",
+    "STORE_CRASH",
     "ClusterModel",
     "ClusterState",
     "FaultBounds",
+    "FaultKind",
     "Faults",
     "InterchangeableNodes",
     "Message",
@@ -27,6 +30,7 @@ __all__ = [
     "NodeState",
     "Storage",
     "Store",
+    "Successor",
     "countdown",
     "node_name",
 ]

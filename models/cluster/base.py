@@ -3,11 +3,12 @@
 A cluster state holds the nodes (one protocol-defined record each), the store, the
 storage, the network and the fault budgets. This class generates, in a fixed order:
 each running node's own steps (the protocol's), message deliveries, the clock tick,
-and the faults (crash and restart, pause and resume, partition and heal, message
-loss). Time passes only when no running node has something urgent to do (the
-protocol says what is urgent, and any message in flight to a running node is), so
-a process can only be delayed past a tick by a pause, a crash or the network,
-never just by being slow.
+the faults (crash and restart, pause and resume, partition and heal, message loss)
+and then the fault kinds the protocol declares (`fault_kinds`, each with its own
+budget; `STORE_CRASH`, with the store's restart, is one the cluster provides). Time
+passes only when no running node has something urgent to do (the protocol says what
+is urgent, and any message in flight to a running node is), so a process can only be
+delayed past a tick by a pause, a crash or the network, never just by being slow.
 
 Partial-order reduction (`local_moves`): starting a stopped node (restart, resume) and
 healing a cut link to the store are local moves when the protocol promises that a
@@ -18,12 +19,14 @@ would undo them. `local_moves` says why each is independent of every other move.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from functools import partial
 from typing import Any, NamedTuple, Protocol
 
+from checker.errors import LeadercheckError
 from checker.model import FAULT, RECOVERY, TICK, Action, Model
-from models.cluster.faults import Faults
+from models.cluster.faults import STORE_CRASH, FaultKind, Faults
 from models.cluster.network import Message, Network, islands
 from models.cluster.nodes import CLOCK, NETWORK, STORAGE, STORE, node_name, node_set
 from models.cluster.records import quick_replace
@@ -104,19 +107,42 @@ class ClusterState(NamedTuple):
         )
 
 
+BUILT_IN_FAULTS = ("crashes", "partitions", "losses", "pauses")
+_KIND_NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")  # written like a parameter name
+
+
 class FaultBounds(NamedTuple):
-    """How many of each fault a search may inject (the initial budget)."""
+    """How many of each fault a search may inject (the initial budget).
+
+    `extra` holds the budgets of the kinds the protocol declares, by name; a declared
+    kind it does not mention has none.
+    """
 
     crashes: int = 0
     partitions: int = 0
     losses: int = 0
     pauses: int = 0
+    # (name, budget) of each declared kind given one. Typed Any so that the protocols'
+    # `FaultBounds(**faults)`, with int budgets from their parameters, still type-checks.
+    extra: Any = ()
+
+    @classmethod
+    def of(cls, **budgets: int) -> FaultBounds:
+        """Built-in budgets by their names, every other name a declared kind's:
+        `FaultBounds.of(**{"pauses": 1, "clock-jumps": 1})`, or the `**faults` a
+        protocol's builder receives from its parameters."""
+        built_in = {k: v for k, v in budgets.items() if k in BUILT_IN_FAULTS}
+        extra = tuple((k, v) for k, v in budgets.items() if k not in BUILT_IN_FAULTS)
+        return cls(**built_in, extra=extra)
 
 
 class ClusterModel(Model[ClusterState]):
     """Base of every cluster protocol: subclasses define the node record and its steps."""
 
     uses_store = True  # draw the store lifeline, allow node-store partitions
+    # Fault kinds of the protocol's own (each with a budget, see `fault_steps`), generated
+    # after the built-in faults in this order; list STORE_CRASH to let the store crash.
+    fault_kinds: tuple[FaultKind, ...] = ()
     node_partitions = False  # allow node-to-node partitions (protocols whose nodes talk)
     uses_ghost = False  # writes carry a ghost epoch (protocols without epochs)
     heals = True  # a partition may heal (False: a scenario whose split lasts for good)
@@ -141,6 +167,8 @@ class ClusterModel(Model[ClusterState]):
     # cut_only_blocks: a node cut off from the store only loses steps. Every step enabled
     #   while node i cannot reach the store is enabled, with the same next state, when it
     #   can; nothing else (`urgent`, `tick_node`, `tick_extra`) reads the store links.
+    # The steps of declared fault kinds (`fault_steps`) count as the protocol's steps here:
+    # one that touches a stopped node's record or reads the links breaks a promise.
     stop_only_delays = False
     cut_only_blocks = False
 
@@ -148,6 +176,43 @@ class ClusterModel(Model[ClusterState]):
         self.n = nodes
         self.bounds = faults
         self.ids = tuple(range(1, nodes + 1))
+        self.kind_budgets = self._declared_budgets(faults)
+
+    def _declared_budgets(self, faults: FaultBounds) -> tuple[int, ...]:
+        """The initial budget of each declared kind, in order; a bad declaration or an
+        unknown budget is the user's error, said in one line."""
+        model = type(self).__name__
+        names: list[str] = []
+        for kind in self.fault_kinds:
+            if not isinstance(kind, FaultKind):
+                raise LeadercheckError(f"{model}: fault_kinds holds {kind!r}, not a FaultKind")
+            if not _KIND_NAME.fullmatch(kind.name):
+                raise LeadercheckError(
+                    f"{model}: fault kind {kind.name!r} must be written like a parameter "
+                    "name (lowercase words joined by '-')"
+                )
+            if kind.name in BUILT_IN_FAULTS:
+                raise LeadercheckError(f"{model}: fault kind {kind.name!r} is a built-in budget")
+            if kind.name in names:
+                raise LeadercheckError(f"{model}: fault kind {kind.name!r} is declared twice")
+            if not 0 <= kind.default <= kind.high:
+                raise LeadercheckError(
+                    f"{model}: fault kind {kind.name!r} has default {kind.default} "
+                    f"outside 0..{kind.high}"
+                )
+            if kind.name == STORE_CRASH.name and not self.uses_store:
+                raise LeadercheckError(f"{model}: {kind.name} needs a protocol with a store")
+            names.append(kind.name)
+        given = dict(faults.extra)
+        for name, budget in faults.extra:
+            if name not in names:
+                declared = ", ".join(names) or "none"
+                raise LeadercheckError(
+                    f"{model}: no fault kind {name!r} is declared (declared: {declared})"
+                )
+            if budget < 0:
+                raise LeadercheckError(f"{model}: fault budget {name}={budget} is negative")
+        return tuple(given.get(name, 0) for name in names)
 
     # -- hooks for protocols -----------------------------------------------
 
@@ -189,6 +254,21 @@ class ClusterModel(Model[ClusterState]):
         """Fields of the initial ClusterState a protocol sets (for example `ghost`)."""
         return {}
 
+    def fault_steps(self, s: ClusterState, kind: FaultKind) -> Iterator[Successor]:
+        """The enabled faults of a kind the protocol declares, in a fixed order.
+
+        Called only while the kind's budget lasts; the base class spends one unit on
+        each step yielded and declares it a fault (never forced, not local), so a
+        protocol only says what the fault does. STORE_CRASH is the cluster's own.
+        """
+        raise NotImplementedError(f"{type(self).__name__} declares {kind.name} but no fault_steps")
+
+    def restart_store(self, store: Store) -> Store:
+        """The store after it restarts (STORE_CRASH): by default durable, like etcd with
+        its write-ahead log, it keeps everything. A volatile store returns what it keeps
+        (`Store()`: nothing, not even the token counter)."""
+        return store
+
     # -- shared building blocks for protocols -------------------------------
 
     def store_call(
@@ -214,7 +294,7 @@ class ClusterModel(Model[ClusterState]):
             store=Store(),
             storage=Storage(),
             net=self.initial_network(),
-            faults=Faults(b.crashes, b.partitions, b.losses, b.pauses),
+            faults=Faults(b.crashes, b.partitions, b.losses, b.pauses, self.kind_budgets),
             **self.initial_extra(),
         )
         return [state]
@@ -229,6 +309,8 @@ class ClusterModel(Model[ClusterState]):
         if not self._time_blocked(s):
             yield self._tick(s)
         yield from self._faults(s)
+        if self.fault_kinds:
+            yield from self._declared_faults(s)
 
     # -- fairness ---------------------------------------------------------------
 
@@ -408,6 +490,38 @@ class ClusterModel(Model[ClusterState]):
                     s._replace(net=s.net.remove(what), faults=f.spend("losses")),
                 )
 
+    def _declared_faults(self, s: ClusterState) -> Iterator[Successor]:
+        """The declared kinds' faults while their budgets last, in declaration order;
+        a store that is down restarts (free) whatever is left of its budget."""
+        for index, kind in enumerate(self.fault_kinds):
+            if kind.name == STORE_CRASH.name:
+                yield from self._store_crash_steps(s, index)
+                continue
+            if not s.faults.extra[index]:
+                continue
+            for action, after in self.fault_steps(s, kind):
+                action = action._replace(kind=FAULT, fairness=None, local=False)
+                yield action, after._replace(faults=after.faults.spend_extra(index))
+
+    def _store_crash_steps(self, s: ClusterState, index: int) -> Iterator[Successor]:
+        """The store crashes (nobody reaches it; time goes on) or, once down, restarts."""
+        if s.net.store_down:
+            note = partial(self._restart_note, s.store)
+            after = s._replace(
+                store=self.restart_store(s.store), net=s.net._replace(store_down=False)
+            )
+            yield Action("restart", STORE, None, note, RECOVERY), after
+        elif s.faults.extra[index]:
+            after = s._replace(
+                net=s.net._replace(store_down=True), faults=s.faults.spend_extra(index)
+            )
+            yield Action("crash", STORE, None, "no node reaches the store", FAULT, None), after
+
+    def _restart_note(self, store: Store) -> str:
+        """What the store kept across its crash, written only when the step is shown."""
+        kept = self.restart_store(store)
+        return "state kept" if kept == store else f"state not kept, now: {kept.summary()}"
+
     def _split_note(self, island: frozenset[int], flap: bool, dropped: int) -> str:
         """The note of a split, written only when the step is shown."""
         note = f"{node_set(island)} | {node_set(frozenset(self.ids) - island)}"
@@ -425,9 +539,11 @@ class ClusterModel(Model[ClusterState]):
         }
         if self.uses_store:
             view[STORE] = s.store.describe()
+            if s.net.store_down:
+                view[STORE] = {**view[STORE], "down": True}
         view[STORAGE] = s.storage.describe()
         view[NETWORK] = s.net.describe()
-        view["faults"] = s.faults.describe()
+        view["faults"] = s.faults.describe(self.fault_kinds)
         if self.uses_ghost:
             view["ghost"] = {"last_epoch": s.ghost}
         return view
@@ -436,6 +552,8 @@ class ClusterModel(Model[ClusterState]):
         lines = {node_name(i): n.summary() for i, n in enumerate(s.nodes, start=1)}
         if self.uses_store:
             lines[STORE] = s.store.summary()
+            if s.net.store_down:
+                lines[STORE] = f"DOWN ({lines[STORE]})"
         lines[STORAGE] = s.storage.summary()
         return lines
 

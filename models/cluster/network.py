@@ -1,9 +1,10 @@
 """The network: node-to-node partitions, node-to-store partitions, and messages in flight.
 
 A partition splits the nodes into an island and the rest; nodes talk only within
-their side. A node can also be cut off from the store. Messages in flight are a
-sorted tuple (a set: sending a message already in flight changes nothing), so equal
-networks are equal states.
+their side. A node can also be cut off from the store, and the store itself can be
+down (`store_down`, in protocols that opt into store crashes): then no node reaches
+it. Messages in flight are a sorted tuple (a set: sending a message already in flight
+changes nothing), so equal networks are equal states.
 """
 
 from __future__ import annotations
@@ -31,15 +32,17 @@ class Network(NamedTuple):
     island: frozenset[int] = frozenset()
     store_cut: frozenset[int] = frozenset()
     msgs: tuple[Message, ...] = ()
+    store_down: bool = False  # the store has crashed and not yet restarted
 
     def connected(self, a: int, b: int) -> bool:
         return (a in self.island) == (b in self.island)
 
     def reaches_store(self, node: int) -> bool:
-        return node not in self.store_cut
+        return node not in self.store_cut and not self.store_down
 
     @property
     def healthy(self) -> bool:
+        """No link is cut (a store that is down is the store's fault, not a link's)."""
         return not self.island and not self.store_cut
 
     def send(self, *msgs: Message) -> Network:
@@ -53,16 +56,18 @@ class Network(NamedTuple):
 
     def split(self, island: frozenset[int]) -> Network:
         """Partition the nodes; messages between the two sides are lost."""
-        cut = Network(island, self.store_cut)
+        cut = Network(island, self.store_cut, (), self.store_down)
         return cut._replace(msgs=tuple(m for m in self.msgs if cut.connected(m.src, m.dst)))
 
     def cut_store(self, node: int) -> Network:
         return self._replace(store_cut=self.store_cut | {node})
 
     def heal(self) -> Network:
-        return Network(msgs=self.msgs)
+        """Restore every link (a store that is down stays down)."""
+        return Network(msgs=self.msgs, store_down=self.store_down)
 
     def describe(self) -> dict[str, object]:
+        """The links and messages (the store's being down is shown with the store)."""
         return {
             "island": [node_name(n) for n in sorted(self.island)],
             "cut_from_store": [node_name(n) for n in sorted(self.store_cut)],
@@ -76,6 +81,8 @@ class Network(NamedTuple):
             parts.append(f"{node_set(self.island)} | {node_set(rest)}")
         if self.store_cut:
             parts.append(f"{node_set(self.store_cut)} cut from store")
+        if self.store_down:
+            parts.append("store down")
         return "; ".join(parts) if parts else "healthy"
 
 

@@ -60,7 +60,7 @@ class InterchangeableNodes:
         return s._replace(
             nodes=tuple(nodes),
             store=s.store._replace(holder=new_id[s.store.holder]),
-            net=Network(island, frozenset(new_id[i] for i in net.store_cut), msgs),
+            net=Network(island, frozenset(new_id[i] for i in net.store_cut), msgs, net.store_down),
             extra=self.rename_extra(s.extra, new_id),
         )
 
