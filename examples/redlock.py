@@ -22,8 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
-from checker import Action
-from checker.properties import sometimes
+from checker import Action, sometimes
 from models.cluster import ClusterModel, ClusterState, FaultBounds, FaultKind, Successor
 from models.cluster.nodes import STORAGE, node_name
 from models.params import Param, ProtocolEntry
