@@ -6,9 +6,9 @@ exported here: the model interface and the kinds of action, every kind of claim,
 `check`, and `write_counterexamples` to write a result's traces as `verify` does.
 """
 
-from checker.errors import LeadercheckError, ModelError
-from checker.model import FAULT, RECOVERY, STEP, TICK, Action, Model
-from checker.properties import (
+from leadercheck.checker.errors import LeadercheckError, ModelError
+from leadercheck.checker.model import FAULT, RECOVERY, STEP, TICK, Action, Model
+from leadercheck.checker.properties import (
     Kind,
     Property,
     always,
@@ -17,10 +17,17 @@ from checker.properties import (
     leads_to,
     sometimes,
 )
-from checker.render.files import write_counterexamples
-from checker.result import CheckResult, EndReason, Progress, PropertyResult, Stats, Verdict
-from checker.search import check
-from checker.trace import Step, Trace
+from leadercheck.checker.render.files import write_counterexamples
+from leadercheck.checker.result import (
+    CheckResult,
+    EndReason,
+    Progress,
+    PropertyResult,
+    Stats,
+    Verdict,
+)
+from leadercheck.checker.search import check
+from leadercheck.checker.trace import Step, Trace
 
 __all__ = [
     "FAULT",

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from checker.errors import LeadercheckError
-from checker.strategies import ONE_PROCESS, PARTITIONED, iter_strategies
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.strategies import ONE_PROCESS, PARTITIONED, iter_strategies
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ class BenchRow:
 
 def _run(protocol: str, params: Sequence[tuple[str, str]], extra: Sequence[str]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="leadercheck-bench-") as out:
-        args = [sys.executable, "-m", "checker.cli", "--protocol", protocol, "--json"]
+        args = [sys.executable, "-m", "leadercheck.checker.cli", "--protocol", protocol, "--json"]
         args += [a for k, v in params for a in ("-p", f"{k}={v}")]
         args += ["--out", out, *extra]
         proc = subprocess.run(args, capture_output=True, text=True, check=False)

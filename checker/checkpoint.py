@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.errors import LeadercheckError
+from leadercheck.checker.errors import LeadercheckError
 
 FORMAT = "leadercheck.checkpoint/1"
 FILE = "search.checkpoint"

@@ -23,7 +23,7 @@ from typing import Any
 
 import click
 
-from checker.bench import (
+from leadercheck.checker.bench import (
     CASES,
     DEFAULT_SEARCHES,
     bench_lines,
@@ -31,25 +31,25 @@ from checker.bench import (
     searches,
     with_reductions,
 )
-from checker.checkpoint import Checkpoints
-from checker.engines import EngineOptions, default_max_memory, parse_size, searcher
-from checker.errors import LeadercheckError, ModelError
-from checker.gate import CaseOutcome, GateCase, GateReport, judge
-from checker.graph import state_graph
-from checker.hashing import pin_hashing
-from checker.measure import measure
-from checker.model import Model
-from checker.parallel import CHECKPOINTS_NEED_ONE_PROCESS
-from checker.properties import Property
-from checker.protocols import Catalogue, built_in, load_catalogue
-from checker.render.cost_plot import write_cost_plot
-from checker.render.explain import explain_lines
-from checker.render.files import (
+from leadercheck.checker.checkpoint import Checkpoints
+from leadercheck.checker.engines import EngineOptions, default_max_memory, parse_size, searcher
+from leadercheck.checker.errors import LeadercheckError, ModelError
+from leadercheck.checker.gate import CaseOutcome, GateCase, GateReport, judge
+from leadercheck.checker.graph import state_graph
+from leadercheck.checker.hashing import pin_hashing
+from leadercheck.checker.measure import measure
+from leadercheck.checker.model import Model
+from leadercheck.checker.parallel import CHECKPOINTS_NEED_ONE_PROCESS
+from leadercheck.checker.properties import Property
+from leadercheck.checker.protocols import Catalogue, built_in, load_catalogue
+from leadercheck.checker.render.cost_plot import write_cost_plot
+from leadercheck.checker.render.explain import explain_lines
+from leadercheck.checker.render.files import (
     check_writable,
     check_writable_file,
     write_counterexamples,
 )
-from checker.render.gate_report import (
+from leadercheck.checker.render.gate_report import (
     case_lines,
     json_summary,
     junit_xml,
@@ -57,20 +57,20 @@ from checker.render.gate_report import (
     table_header,
     verdict_table,
 )
-from checker.render.golden import compare_golden, update_golden
-from checker.render.html import overview_html
-from checker.render.progress import ProgressLine
-from checker.render.readme import check_block, replace_block
-from checker.render.report import MeasureTable, Run, json_report, report_lines
-from checker.render.trace_file import load_trace
-from checker.replay import Replay, SavedTrace, replay
-from checker.result import CheckResult, EndReason, Verdict
-from checker.search import NO_BOUNDS, Bounds
-from checker.strategies import help_lines, names
-from checker.successors import Reductions
-from models.catalogue import PROTOCOLS, lookup
-from models.params import ProtocolEntry
-from specs.expectations import load_expectations
+from leadercheck.checker.render.golden import compare_golden, update_golden
+from leadercheck.checker.render.html import overview_html
+from leadercheck.checker.render.progress import ProgressLine
+from leadercheck.checker.render.readme import check_block, replace_block
+from leadercheck.checker.render.report import MeasureTable, Run, json_report, report_lines
+from leadercheck.checker.render.trace_file import load_trace
+from leadercheck.checker.replay import Replay, SavedTrace, replay
+from leadercheck.checker.result import CheckResult, EndReason, Verdict
+from leadercheck.checker.search import NO_BOUNDS, Bounds
+from leadercheck.checker.strategies import help_lines, names
+from leadercheck.checker.successors import Reductions
+from leadercheck.models.catalogue import PROTOCOLS, lookup
+from leadercheck.models.params import ProtocolEntry
+from leadercheck.specs.expectations import load_expectations
 
 EXIT = {Verdict.HOLDS: 0, Verdict.VIOLATED: 1, Verdict.INCOMPLETE: 3}
 COST_PROTOCOLS = ("bully", "raft")  # the message-passing elections `message-cost` compares
@@ -538,7 +538,7 @@ def _checked_model(
     model = catalogue.build(protocol, values)
     if catalogue.model is None:
         return model
-    from checker.guard import GuardedModel, preflight  # noqa: PLC0415 (only a user's model)
+    from leadercheck.checker.guard import GuardedModel, preflight  # noqa: PLC0415 (only a user's model)
 
     for warning in preflight(model, properties):
         click.echo(f"warning: {warning}", err=True)
@@ -557,7 +557,7 @@ def _lint(catalogue: Catalogue, protocol_name: str | None, opts: Options) -> int
     if given and protocol_name is None:
         raise LeadercheckError("-p and --nodes go with --protocol NAME")
     assert catalogue.model is not None
-    from checker.guard import preflight  # noqa: PLC0415 (only a user's model)
+    from leadercheck.checker.guard import preflight  # noqa: PLC0415 (only a user's model)
 
     names = [catalogue.lookup(protocol_name).name] if protocol_name else list(catalogue.protocols)
     for name in names:
@@ -583,7 +583,7 @@ def _order_in_child(spec: str, name: str, values: Mapping[str, int], seed: str) 
     command = [
         sys.executable,
         "-m",
-        "checker.order_probe",
+        "leadercheck.checker.order_probe",
         spec,
         name,
         json.dumps(dict(values)),
@@ -730,7 +730,7 @@ def _symbolic(
     timeout: float,
 ) -> int:
     """--prove, --synthesize or --bmc K (checker/cli_solver.py); only --bmc takes -p."""
-    from checker import cli_solver  # noqa: PLC0415 (z3 loads only when asked for)
+    from leadercheck.checker import cli_solver  # noqa: PLC0415 (z3 loads only when asked for)
 
     given = _given(opts)
     if opts.as_json or opts.with_stats or opts.with_html or opts.state_graph:

@@ -15,21 +15,21 @@ from typing import Any
 
 import click
 
-from checker.errors import LeadercheckError
-from checker.properties import Kind, always
-from checker.render.context import TraceContext
-from checker.render.files import check_writable, write_diagram_files, write_trace_files
-from checker.render.report import written_lines
-from checker.render.text import trace_lines
-from checker.result import PropertyResult, Verdict
-from checker.solver.answer import Answer
-from checker.solver.crosscheck import Agreement, cross_check
-from checker.solver.encodings import symbolic_for
-from checker.solver.encodings.proofs import problem_for, proof_for
-from checker.solver.induction import INITIATION, Proof, Status, prove
-from checker.solver.synthesis import synthesize
-from models.params import ProtocolEntry
-from specs.expectations import Expectations
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.properties import Kind, always
+from leadercheck.checker.render.context import TraceContext
+from leadercheck.checker.render.files import check_writable, write_diagram_files, write_trace_files
+from leadercheck.checker.render.report import written_lines
+from leadercheck.checker.render.text import trace_lines
+from leadercheck.checker.result import PropertyResult, Verdict
+from leadercheck.checker.solver.answer import Answer
+from leadercheck.checker.solver.crosscheck import Agreement, cross_check
+from leadercheck.checker.solver.encodings import symbolic_for
+from leadercheck.checker.solver.encodings.proofs import problem_for, proof_for
+from leadercheck.checker.solver.induction import INITIATION, Proof, Status, prove
+from leadercheck.checker.solver.synthesis import synthesize
+from leadercheck.models.params import ProtocolEntry
+from leadercheck.specs.expectations import Expectations
 
 INCOMPLETE = 3
 ENCODING_ERROR = 2

@@ -16,14 +16,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from checker.checkpoint import Checkpoints
-from checker.errors import LeadercheckError
-from checker.model import Model
-from checker.properties import Property
-from checker.result import CheckResult, Progress
-from checker.search import Bounds
-from checker.strategies import Request, Strategy, strategy
-from checker.successors import NO_REDUCTIONS, Reductions
+from leadercheck.checker.checkpoint import Checkpoints
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.model import Model
+from leadercheck.checker.properties import Property
+from leadercheck.checker.result import CheckResult, Progress
+from leadercheck.checker.search import Bounds
+from leadercheck.checker.strategies import Request, Strategy, strategy
+from leadercheck.checker.successors import NO_REDUCTIONS, Reductions
 
 DEFAULT_MEMORY_SHARE = 0.8  # of physical memory, so a search stops before the OOM killer
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from checker.trace import Trace
+    from leadercheck.checker.trace import Trace
 
 
 class LeadercheckError(Exception):

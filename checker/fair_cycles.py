@@ -14,11 +14,11 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
-from checker.liveness import LASSO_CANDIDATES, UNFAIR, FairnessGraph
-from checker.properties import Kind, Property
-from checker.result import EndReason, PropertyResult, Verdict
-from checker.successors import purpose_of, verify_trace
-from checker.trace import Trace
+from leadercheck.checker.liveness import LASSO_CANDIDATES, UNFAIR, FairnessGraph
+from leadercheck.checker.properties import Kind, Property
+from leadercheck.checker.result import EndReason, PropertyResult, Verdict
+from leadercheck.checker.successors import purpose_of, verify_trace
+from leadercheck.checker.trace import Trace
 
 
 class Judge:

@@ -12,9 +12,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from checker.model import Model
-from checker.properties import Kind, Property
-from checker.result import CheckResult, PropertyResult, Verdict
+from leadercheck.checker.model import Model
+from leadercheck.checker.properties import Kind, Property
+from leadercheck.checker.result import CheckResult, PropertyResult, Verdict
 
 
 class ExpectationLike(Protocol):

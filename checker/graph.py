@@ -10,8 +10,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from checker.errors import LeadercheckError
-from checker.model import Action, Model
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.model import Action, Model
 
 MAX_GRAPH_STATES = 400
 

@@ -33,9 +33,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
-from checker.errors import ModelError
-from checker.model import Action, Model
-from checker.properties import Property
+from leadercheck.checker.errors import ModelError
+from leadercheck.checker.model import Action, Model
+from leadercheck.checker.properties import Property
 
 __all__ = [
     "GuardedModel",

@@ -44,7 +44,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from checker.properties import Kind, Property
+from leadercheck.checker.properties import Kind, Property
 
 UNFAIR = 0  # the class id of an edge no fairness forces
 # How many of the first failing states (breadth-first) a persistence lasso may start from;

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from checker.model import Model
-from checker.properties import always
-from checker.result import EndReason, Measurement
-from checker.search import NO_BOUNDS, Bounds, check
+from leadercheck.checker.model import Model
+from leadercheck.checker.properties import always
+from leadercheck.checker.result import EndReason, Measurement
+from leadercheck.checker.search import NO_BOUNDS, Bounds, check
 
 
 def measure(

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import sys
 
-from checker.guard import order_digest
-from checker.protocols import load_catalogue
+from leadercheck.checker.guard import order_digest
+from leadercheck.checker.protocols import load_catalogue
 
 
 def main(argv: list[str]) -> int:

@@ -76,13 +76,13 @@ from multiprocessing.connection import Connection, wait
 from types import TracebackType
 from typing import Any, NamedTuple, Self
 
-from checker.checkpoint import Checkpoints
-from checker.errors import LeadercheckError, ModelError
-from checker.model import Model
-from checker.properties import Property
-from checker.result import CheckResult, EndReason, Progress, Stats
-from checker.search import NO_PARENT, Bounds, resident_memory, with_liveness
-from checker.successors import (
+from leadercheck.checker.checkpoint import Checkpoints
+from leadercheck.checker.errors import LeadercheckError, ModelError
+from leadercheck.checker.model import Model
+from leadercheck.checker.properties import Property
+from leadercheck.checker.result import CheckResult, EndReason, Progress, Stats
+from leadercheck.checker.search import NO_PARENT, Bounds, resident_memory, with_liveness
+from leadercheck.checker.successors import (
     FP_MASK,
     NO_REDUCTIONS,
     Reductions,
@@ -93,7 +93,7 @@ from checker.successors import (
     purpose_of,
     rebuild_trace,
 )
-from checker.trace import Trace
+from leadercheck.checker.trace import Trace
 
 # A key packs (parent rank, move) into one int that sorts as the pair does; the initial
 # states have parent NO_PARENT and sort by their position in `initial_states()`.

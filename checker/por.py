@@ -55,8 +55,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from checker.model import Model
-from checker.successors import Expander, representer, store_key
+from leadercheck.checker.model import Model
+from leadercheck.checker.successors import Expander, representer, store_key
 
 
 def por_expander(

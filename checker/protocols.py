@@ -28,14 +28,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from checker.errors import LeadercheckError
-from checker.loaded_modules import remember, remember_folder
-from checker.model import Model
-from checker.properties import Property
-from models.catalogue import PROTOCOLS
-from models.params import Param, ProtocolEntry, did_you_mean
-from specs.claims import PROPERTIES
-from specs.expectations import Expectations, expectations_from, load_expectations
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.loaded_modules import remember, remember_folder
+from leadercheck.checker.model import Model
+from leadercheck.checker.properties import Property
+from leadercheck.models.catalogue import PROTOCOLS
+from leadercheck.models.params import Param, ProtocolEntry, did_you_mean
+from leadercheck.specs.claims import PROPERTIES
+from leadercheck.specs.expectations import Expectations, expectations_from, load_expectations
 
 BUILT_IN_EXPECTED = "specs/expected.toml"
 # Protocol and property names become file names (<protocol>.<property>.json).
@@ -192,9 +192,7 @@ def _protocols(module: ModuleType, where: str) -> dict[str, ProtocolEntry]:
     protocols: dict[str, ProtocolEntry] = {}
     for k, entry in enumerate(entries):
         if not isinstance(entry, ProtocolEntry):
-            raise LeadercheckError(
-                f"{where}: PROTOCOLS[{k}] is {type(entry).__name__}, not a ProtocolEntry"
-            )
+            raise LeadercheckError(_not_a(entry, ProtocolEntry, f"{where}: PROTOCOLS[{k}]"))
         _name(entry.name, where, f"PROTOCOLS[{k}]", "protocol")
         if entry.name in protocols:
             raise LeadercheckError(f"{where}: two protocols are named {entry.name!r}")
@@ -230,8 +228,8 @@ def _claims(module: ModuleType, where: str) -> dict[str, Property]:
     for k, prop in enumerate(_sequence(exported, where, "PROPERTIES")):
         if not isinstance(prop, Property):
             raise LeadercheckError(
-                f"{where}: PROPERTIES[{k}] is {type(prop).__name__}, not a Property "
-                "(make one with checker.always, sometimes, eventually, ...)"
+                _not_a(prop, Property, f"{where}: PROPERTIES[{k}]")
+                + " (make one with leadercheck.checker.always, sometimes, eventually, ...)"
             )
         _name(prop.name, where, f"PROPERTIES[{k}]", "property")
         if prop.name in own:
@@ -247,6 +245,18 @@ def _claims(module: ModuleType, where: str) -> dict[str, Property]:
             )
         own[prop.name] = prop
     return own
+
+
+def _not_a(value: Any, expected: type, at: str) -> str:
+    """Why `value` is refused; a class of the expected name from another module (leadercheck
+    imported under another name: `models` instead of `leadercheck.models`) is named as such."""
+    cls = type(value)
+    if cls.__name__ != expected.__name__:
+        return f"{at} is {cls.__name__}, not a {expected.__name__}"
+    return (
+        f"{at} is the {expected.__name__} of another module ({cls.__module__}); import it "
+        f"from {expected.__module__}"
+    )
 
 
 def _sequence(value: Any, where: str, what: str) -> Sequence[Any]:

@@ -29,10 +29,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from checker.errors import LeadercheckError
-from checker.hashing import HASH_SEED, no_aslr_prefix
-from checker.loaded_modules import load_again, loaded
-from checker.parallel import PartitionWorker, Transport, WorkerSetup, quiet_gc
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.hashing import HASH_SEED, no_aslr_prefix
+from leadercheck.checker.loaded_modules import load_again, loaded
+from leadercheck.checker.parallel import PartitionWorker, Transport, WorkerSetup, quiet_gc
 
 
 class _Actor(PartitionWorker):

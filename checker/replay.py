@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from checker.errors import ModelError
-from checker.model import Action, Model
-from checker.properties import LIVENESS, Kind, Property
+from leadercheck.checker.errors import ModelError
+from leadercheck.checker.model import Action, Model
+from leadercheck.checker.properties import LIVENESS, Kind, Property
 
 JsonState = Mapping[str, Mapping[str, Any]]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from checker.properties import Kind, Property
-from checker.trace import Trace
+from leadercheck.checker.properties import Kind, Property
+from leadercheck.checker.trace import Trace
 
 
 class Verdict(enum.Enum):

@@ -27,13 +27,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from checker.checkpoint import Checkpoints
-from checker.errors import LeadercheckError, ModelError
-from checker.guard import model_name
-from checker.liveness import FairnessGraph, level_of
-from checker.model import Model
-from checker.properties import LIVENESS, Kind, Property
-from checker.result import (
+from leadercheck.checker.checkpoint import Checkpoints
+from leadercheck.checker.errors import LeadercheckError, ModelError
+from leadercheck.checker.guard import model_name
+from leadercheck.checker.liveness import FairnessGraph, level_of
+from leadercheck.checker.model import Model
+from leadercheck.checker.properties import LIVENESS, Kind, Property
+from leadercheck.checker.result import (
     CheckResult,
     EndReason,
     Phase,
@@ -42,7 +42,7 @@ from checker.result import (
     Stats,
     Verdict,
 )
-from checker.successors import (
+from leadercheck.checker.successors import (
     FP_MASK,
     NO_REDUCTIONS,
     Expander,
@@ -53,7 +53,7 @@ from checker.successors import (
     rebuild_trace,
     store_key,
 )
-from checker.trace import Trace
+from leadercheck.checker.trace import Trace
 
 S = TypeVar("S")
 
@@ -528,7 +528,7 @@ class _Search:
             try:
                 if self.max_memory is not None and resident_memory() >= self.max_memory:
                     raise MemoryBound
-                from checker.fair_cycles import Judge  # noqa: PLC0415 (numpy, scipy: slow import)
+                from leadercheck.checker.fair_cycles import Judge  # noqa: PLC0415 (numpy, scipy: slow import)
 
                 judge = Judge(
                     graph,

@@ -11,13 +11,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from checker.errors import ModelError
-from checker.guard import model_name
-from checker.model import Model
-from checker.properties import Kind, Property
-from checker.result import EndReason, PropertyResult, Verdict
-from checker.symmetry import canonicalizer
-from checker.trace import Step, Trace
+from leadercheck.checker.errors import ModelError
+from leadercheck.checker.guard import model_name
+from leadercheck.checker.model import Model
+from leadercheck.checker.properties import Kind, Property
+from leadercheck.checker.result import EndReason, PropertyResult, Verdict
+from leadercheck.checker.symmetry import canonicalizer
+from leadercheck.checker.trace import Step, Trace
 
 # Given a state: how many successors it generated, and the (move, next state) pairs that
 # may be new, moves being positions among the model's successors. A reduction leaves out
@@ -96,7 +96,7 @@ def make_expander(
     """The expander for `model`; `seen` holds the fingerprints of visited states (the
     states themselves when `exact`)."""
     if por:
-        from checker.por import por_expander  # noqa: PLC0415 (written by the POR work)
+        from leadercheck.checker.por import por_expander  # noqa: PLC0415 (written by the POR work)
 
         return por_expander(model, seen, canonical, exact)
     next_states = model.next_states

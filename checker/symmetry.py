@@ -21,8 +21,8 @@ from itertools import permutations, product
 from operator import eq
 from typing import Any
 
-from checker.errors import LeadercheckError
-from checker.model import Model
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.model import Model
 
 
 def canonicalizer(model: Model[Any]) -> Callable[[Any], Any] | None:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from checker.model import Action
+from leadercheck.checker.model import Action
 
 
 @dataclass(frozen=True)

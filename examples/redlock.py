@@ -22,10 +22,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
-from checker import Action, sometimes
-from models.cluster import ClusterModel, ClusterState, FaultBounds, FaultKind, Successor
-from models.cluster.nodes import STORAGE, node_name
-from models.params import Param, ProtocolEntry
+from leadercheck.checker import Action, sometimes
+from leadercheck.models.cluster import ClusterModel, ClusterState, FaultBounds, FaultKind, Successor
+from leadercheck.models.cluster.nodes import STORAGE, node_name
+from leadercheck.models.params import Param, ProtocolEntry
 
 MASTERS = "ABCDE"
 MAJORITY = 3

@@ -39,11 +39,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
-from checker.model import Action, Model
-from models.cluster import STORAGE, ClusterModel, ClusterState, FaultBounds, Message, countdown
-from models.cluster.base import Successor
-from models.cluster.nodes import CLOCK, NETWORK, node_name, with_life
-from models.params import NODES, Measure, Param, ProtocolEntry, fault_params
+from leadercheck.checker.model import Action, Model
+from leadercheck.models.cluster import (
+    STORAGE,
+    ClusterModel,
+    ClusterState,
+    FaultBounds,
+    Message,
+    countdown,
+)
+from leadercheck.models.cluster.base import Successor
+from leadercheck.models.cluster.nodes import CLOCK, NETWORK, node_name, with_life
+from leadercheck.models.params import NODES, Measure, Param, ProtocolEntry, fault_params
 
 ELECTION, OK, COORDINATOR = "ELECTION", "OK", "COORDINATOR"
 FOLLOWER, ELECTING, WAITING, LEADER = "follower", "electing", "waiting", "leader"

@@ -6,8 +6,8 @@ collects them. The order here is the order of `verify --list` and `verify --all`
 
 from __future__ import annotations
 
-from checker.errors import LeadercheckError
-from models import (
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.models import (
     bully,
     gossip,
     heartbeat,
@@ -23,7 +23,7 @@ from models import (
     raft_election,
     zookeeper,
 )
-from models.params import ProtocolEntry, did_you_mean
+from leadercheck.models.params import ProtocolEntry, did_you_mean
 
 _MODULES = (
     lease,

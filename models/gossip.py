@@ -33,11 +33,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from checker.model import FAULT, Action
-from models.cluster import STORAGE, ClusterModel, ClusterState, FaultBounds, countdown
-from models.cluster.base import Successor
-from models.cluster.nodes import node_name, with_life
-from models.params import NODES, Param, ProtocolEntry, fault_params
+from leadercheck.checker.model import FAULT, Action
+from leadercheck.models.cluster import STORAGE, ClusterModel, ClusterState, FaultBounds, countdown
+from leadercheck.models.cluster.base import Successor
+from leadercheck.models.cluster.nodes import node_name, with_life
+from leadercheck.models.params import NODES, Param, ProtocolEntry, fault_params
 
 
 class GossipNode(NamedTuple):

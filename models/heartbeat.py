@@ -20,11 +20,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from checker.model import Action
-from models.cluster import STORAGE, ClusterModel, ClusterState, FaultBounds, Message, countdown
-from models.cluster.base import Successor
-from models.cluster.nodes import node_name, with_life
-from models.params import NODES, Param, ProtocolEntry, fault_params
+from leadercheck.checker.model import Action
+from leadercheck.models.cluster import (
+    STORAGE,
+    ClusterModel,
+    ClusterState,
+    FaultBounds,
+    Message,
+    countdown,
+)
+from leadercheck.models.cluster.base import Successor
+from leadercheck.models.cluster.nodes import node_name, with_life
+from leadercheck.models.params import NODES, Param, ProtocolEntry, fault_params
 
 HEARTBEAT = "heartbeat"
 

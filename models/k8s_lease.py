@@ -65,13 +65,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
-from checker.errors import LeadercheckError
-from checker.model import Action
-from models.cluster import STORE, ClusterState, FaultBounds, Store, countdown
-from models.cluster.base import Successor
-from models.cluster.nodes import node_name
-from models.lease import ExtendsLeaseNode, LeaseModel
-from models.params import NODES, Param, ProtocolEntry, fault_params
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.model import Action
+from leadercheck.models.cluster import STORE, ClusterState, FaultBounds, Store, countdown
+from leadercheck.models.cluster.base import Successor
+from leadercheck.models.cluster.nodes import node_name
+from leadercheck.models.lease import ExtendsLeaseNode, LeaseModel
+from leadercheck.models.params import NODES, Param, ProtocolEntry, fault_params
 
 CREATE = "create"
 UPDATE = "update"

@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
-from checker.model import Action
-from models.cluster import (
+from leadercheck.checker.model import Action
+from leadercheck.models.cluster import (
     STORAGE,
     STORE,
     ClusterModel,
@@ -34,9 +34,9 @@ from models.cluster import (
     InterchangeableNodes,
     countdown,
 )
-from models.cluster.base import Successor
-from models.cluster.nodes import LeadsWithToken, node_name, with_life
-from models.params import NODES, Param, ProtocolEntry, fault_params
+from leadercheck.models.cluster.base import Successor
+from leadercheck.models.cluster.nodes import LeadsWithToken, node_name, with_life
+from leadercheck.models.params import NODES, Param, ProtocolEntry, fault_params
 
 
 class _LeaseFields(NamedTuple):

@@ -20,11 +20,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import NamedTuple
 
-from checker.model import FAULT, RECOVERY, Action, Model
-from checker.model import TICK as CLOCK_TICK
-from models.cluster import STORAGE, STORE, Storage, node_name
-from models.cluster.nodes import CLOCK, LeadsWithToken, with_life
-from models.params import Param, ProtocolEntry, choice
+from leadercheck.checker.model import FAULT, RECOVERY, Action, Model
+from leadercheck.checker.model import TICK as CLOCK_TICK
+from leadercheck.models.cluster import STORAGE, STORE, Storage, node_name
+from leadercheck.models.cluster.nodes import CLOCK, LeadsWithToken, with_life
+from leadercheck.models.params import Param, ProtocolEntry, choice
 
 
 class _BenchFields(NamedTuple):

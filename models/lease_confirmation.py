@@ -31,12 +31,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from checker.model import FAULT, Action
-from models.cluster import STORE, ClusterState, FaultBounds
-from models.cluster.base import Successor
-from models.cluster.nodes import node_name
-from models.lease import LeaseModel, LeaseNode, lease_params
-from models.params import ProtocolEntry
+from leadercheck.checker.model import FAULT, Action
+from leadercheck.models.cluster import STORE, ClusterState, FaultBounds
+from leadercheck.models.cluster.base import Successor
+from leadercheck.models.cluster.nodes import node_name
+from leadercheck.models.lease import LeaseModel, LeaseNode, lease_params
+from leadercheck.models.params import ProtocolEntry
 
 
 class LeaseConfirmationModel(LeaseModel):

@@ -78,8 +78,8 @@ from dataclasses import replace
 from itertools import product
 from typing import NamedTuple
 
-from checker.model import Action
-from models.cluster import (
+from leadercheck.checker.model import Action
+from leadercheck.models.cluster import (
     STORE,
     ClusterModel,
     ClusterState,
@@ -87,9 +87,9 @@ from models.cluster import (
     InterchangeableNodes,
     countdown,
 )
-from models.cluster.base import CRASH, RESUME, Successor
-from models.cluster.nodes import LeadsWithToken, node_name, with_life
-from models.params import NODES, Measure, Param, ProtocolEntry, fault_params
+from leadercheck.models.cluster.base import CRASH, RESUME, Successor
+from leadercheck.models.cluster.nodes import LeadsWithToken, node_name, with_life
+from leadercheck.models.params import NODES, Measure, Param, ProtocolEntry, fault_params
 
 IDLE = -1  # `flight` when no request is in flight; `outage` and `failover` when not timing
 

@@ -44,12 +44,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
-from checker.model import Action
-from models.cluster import STORE, ClusterState, FaultBounds, Store
-from models.cluster.base import Successor
-from models.cluster.nodes import node_name
-from models.lease import ExtendsLeaseNode, LeaseModel, lease_params
-from models.params import Param, ProtocolEntry
+from leadercheck.checker.model import Action
+from leadercheck.models.cluster import STORE, ClusterState, FaultBounds, Store
+from leadercheck.models.cluster.base import Successor
+from leadercheck.models.cluster.nodes import node_name
+from leadercheck.models.lease import ExtendsLeaseNode, LeaseModel, lease_params
+from leadercheck.models.params import Param, ProtocolEntry
 
 
 class _RowFields(NamedTuple):

@@ -47,12 +47,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-from checker.model import Action
-from models.cluster import STORE, ClusterState, FaultBounds, Store
-from models.cluster.base import PAUSE, Successor
-from models.cluster.nodes import node_name
-from models.lease import ExtendsLeaseNode, LeaseModel
-from models.params import Param, ProtocolEntry
+from leadercheck.checker.model import Action
+from leadercheck.models.cluster import STORE, ClusterState, FaultBounds, Store
+from leadercheck.models.cluster.base import PAUSE, Successor
+from leadercheck.models.cluster.nodes import node_name
+from leadercheck.models.lease import ExtendsLeaseNode, LeaseModel
+from leadercheck.models.params import Param, ProtocolEntry
 
 HOLDER, TAKER = 1, 2  # n1 holds the lease from tick 0; n2 takes it once it expires
 

@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from checker.errors import LeadercheckError
-from checker.model import Model
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.model import Model
 
 _INTEGER = re.compile(r"-?[0-9]{1,18}")  # ASCII digits only, and no more than fit a bound
 

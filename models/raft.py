@@ -65,8 +65,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any, NamedTuple
 
-from checker.model import TICK, Action, Model
-from models.cluster import (
+from leadercheck.checker.model import TICK, Action, Model
+from leadercheck.models.cluster import (
     STORAGE,
     ClusterModel,
     ClusterState,
@@ -75,11 +75,11 @@ from models.cluster import (
     Message,
     Network,
 )
-from models.cluster.base import Successor
-from models.cluster.faults import Faults
-from models.cluster.nodes import CLOCK, node_name, node_set, with_life
-from models.cluster.records import quick_replace
-from models.params import NODES, Measure, Param, ProtocolEntry, fault_params
+from leadercheck.models.cluster.base import Successor
+from leadercheck.models.cluster.faults import Faults
+from leadercheck.models.cluster.nodes import CLOCK, node_name, node_set, with_life
+from leadercheck.models.cluster.records import quick_replace
+from leadercheck.models.params import NODES, Measure, Param, ProtocolEntry, fault_params
 
 FOLLOWER, CANDIDATE, LEADER = "follower", "candidate", "leader"
 REQUEST_VOTE, GRANTED, REFUSED = "RequestVote", "VoteGranted", "VoteRefused"

@@ -31,11 +31,11 @@ from collections.abc import Callable, Iterator, Sequence
 from operator import itemgetter
 from typing import NamedTuple
 
-from checker.errors import LeadercheckError
-from checker.model import Action, Model
-from models.cluster.nodes import NETWORK, node_name
-from models.cluster.storage import Storage
-from models.params import Param, ProtocolEntry, choice
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.model import Action, Model
+from leadercheck.models.cluster.nodes import NETWORK, node_name
+from leadercheck.models.cluster.storage import Storage
+from leadercheck.models.params import Param, ProtocolEntry, choice
 
 CORRECT, NOQUORUM, FORGETVOTE = 0, 1, 2
 VARIANTS = ("correct", "noquorum", "forgetvote")

@@ -53,8 +53,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
-from checker.model import Action
-from models.cluster import (
+from leadercheck.checker.model import Action
+from leadercheck.models.cluster import (
     STORAGE,
     STORE,
     ClusterModel,
@@ -63,9 +63,9 @@ from models.cluster import (
     InterchangeableNodes,
     countdown,
 )
-from models.cluster.base import Successor
-from models.cluster.nodes import node_name, with_life
-from models.params import NODES, Param, ProtocolEntry, fault_params
+from leadercheck.models.cluster.base import Successor
+from leadercheck.models.cluster.nodes import node_name, with_life
+from leadercheck.models.params import NODES, Param, ProtocolEntry, fault_params
 
 
 class Znode(NamedTuple):

@@ -1,6 +1,6 @@
 """Specs are claims: what must hold of every protocol, and the verdict we expect of each."""
 
-from specs.claims import PROPERTIES, no_stale_write, single_leader
-from specs.expectations import Expectations, load_expectations
+from leadercheck.specs.claims import PROPERTIES, no_stale_write, single_leader
+from leadercheck.specs.expectations import Expectations, load_expectations
 
 __all__ = ["PROPERTIES", "Expectations", "load_expectations", "no_stale_write", "single_leader"]

@@ -36,8 +36,15 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from checker.properties import Property, always, eventually, eventually_always, leads_to, sometimes
-from models.cluster.nodes import node_name
+from leadercheck.checker.properties import (
+    Property,
+    always,
+    eventually,
+    eventually_always,
+    leads_to,
+    sometimes,
+)
+from leadercheck.models.cluster.nodes import node_name
 
 
 def _leaders_by_epoch(state: Any) -> dict[int | None, list[int]]:

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.errors import LeadercheckError
-from checker.properties import Kind, Property
-from checker.result import Verdict
-from specs.claims import PROPERTIES
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.properties import Kind, Property
+from leadercheck.checker.result import Verdict
+from leadercheck.specs.claims import PROPERTIES
 
 EXPECTED_FILE = Path(__file__).with_name("expected.toml")
 

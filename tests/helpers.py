@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from checker import Action, CheckResult, Trace, Verdict, always, check
-from models.catalogue import lookup
-from specs import load_expectations
+from leadercheck.checker import Action, CheckResult, Trace, Verdict, always, check
+from leadercheck.models.catalogue import lookup
+from leadercheck.specs import load_expectations
 
 
 def run_protocol(name: str, **params: int) -> CheckResult:

@@ -14,7 +14,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
-from checker import Action, Model
+from leadercheck.checker import Action, Model
 
 Observe = Callable[[Any], Hashable]
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from checker import Action, Model
+from leadercheck.checker import Action, Model
 
 
 def _steps(n: int, limit: int) -> list[tuple[Action, int]]:

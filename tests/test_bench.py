@@ -7,9 +7,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from checker.bench import CASES, BenchCase
-from checker.cli import main
-from models.catalogue import PROTOCOLS
+from leadercheck.checker.bench import CASES, BenchCase
+from leadercheck.checker.cli import main
+from leadercheck.models.catalogue import PROTOCOLS
 
 
 def test_every_benchmark_names_a_protocol_and_its_parameters() -> None:
@@ -20,7 +20,7 @@ def test_every_benchmark_names_a_protocol_and_its_parameters() -> None:
 
 def test_bench_reports_counts_speed_and_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     small = BenchCase("lease-no-fencing", (("nodes", "2"), ("pauses", "0")))
-    monkeypatch.setattr("checker.cli.CASES", (small,))
+    monkeypatch.setattr("leadercheck.checker.cli.CASES", (small,))
     result = CliRunner().invoke(main, ["bench", "--repeat", "1", "--search", "bfs", "--json"])
     assert result.exit_code == 0, result.output
     (row,) = json.loads(result.stdout)["benchmarks"]
@@ -35,7 +35,7 @@ def test_bench_reports_counts_speed_and_memory(monkeypatch: pytest.MonkeyPatch) 
 
 def test_bench_reports_the_reduction_factor_of_symmetry(monkeypatch: pytest.MonkeyPatch) -> None:
     small = BenchCase("raft-election", (("N", "3"), ("NC", "3"), ("MaxTerm", "2")))
-    monkeypatch.setattr("checker.cli.CASES", (small,))
+    monkeypatch.setattr("leadercheck.checker.cli.CASES", (small,))
     args = ["bench", "--repeat", "1", "--search", "bfs", "--search", "bfs+symmetry", "--json"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from checker.checkpoint import FILE
-from checker.cli import main
+from leadercheck.checker.checkpoint import FILE
+from leadercheck.checker.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 RAFT_ELECTION = ["--protocol", "raft-election", "-p", "N=3", "-p", "NC=3", "-p", "MaxTerm=2"]
@@ -63,7 +63,7 @@ def test_a_bound_then_resume_gives_the_uninterrupted_result(
 
 def _verify(args: list[str]) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-c", "from checker.cli import main; main()", *args]
+    command = [sys.executable, "-c", "from leadercheck.checker.cli import main; main()", *args]
     return subprocess.Popen(
         command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -110,9 +110,9 @@ def test_a_full_disk_keeps_the_last_checkpoint_and_the_search_going(
     def full(*args: Any, **kwargs: Any) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr("checker.checkpoint.pickle.dump", full)
+    monkeypatch.setattr("leadercheck.checker.checkpoint.pickle.dump", full)
     code2, second = run(*RAFT_ELECTION, "--checkpoint", str(cp), "--checkpoint-every", "0")
-    monkeypatch.setattr("checker.checkpoint.pickle.dump", real_dump)
+    monkeypatch.setattr("leadercheck.checker.checkpoint.pickle.dump", real_dump)
     assert code == code2 == 0
     same_search(first, second)
     assert any("No space left on device" in n for n in second["notes"])
@@ -156,7 +156,7 @@ def _cli(args: list[str]) -> subprocess.CompletedProcess[str]:
         if k not in ("PYTHONHASHSEED", "LEADERCHECK_PINNED_HASH")
     }
     env["PYTHONPATH"] = str(ROOT)
-    command = [sys.executable, "-c", "from checker.cli import main; main()", *args]
+    command = [sys.executable, "-c", "from leadercheck.checker.cli import main; main()", *args]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
 
 

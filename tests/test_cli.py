@@ -12,11 +12,11 @@ from typing import NamedTuple
 import pytest
 from click.testing import CliRunner, Result
 
-from checker import Action, Model
-from checker.cli import main
-from models.catalogue import PROTOCOLS
-from models.cluster import Storage
-from models.params import ProtocolEntry
+from leadercheck.checker import Action, Model
+from leadercheck.checker.cli import main
+from leadercheck.models.catalogue import PROTOCOLS
+from leadercheck.models.cluster import Storage
+from leadercheck.models.params import ProtocolEntry
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -223,8 +223,8 @@ def test_stats_reports_the_protocols_measures(
 ) -> None:
     from dataclasses import replace
 
-    from models.bully import WORST_ELECTION
-    from models.catalogue import PROTOCOLS
+    from leadercheck.models.bully import WORST_ELECTION
+    from leadercheck.models.catalogue import PROTOCOLS
 
     small = replace(PROTOCOLS["bully"], measures=(replace(WORST_ELECTION, sizes=(3, 4)),))
     monkeypatch.setitem(PROTOCOLS, "bully", small)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from checker.cli import main
+from leadercheck.checker.cli import main
 
 
 def verify(*args: str) -> Result:
@@ -77,7 +77,9 @@ def test_a_bad_readme_is_refused_before_the_gate(
 
 
 def test_html_dir_writes_only_under_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("checker.cli._gate_names", lambda: ["heartbeat-no-quorum", "lease-timing"])
+    monkeypatch.setattr(
+        "leadercheck.checker.cli._gate_names", lambda: ["heartbeat-no-quorum", "lease-timing"]
+    )
     monkeypatch.chdir(tmp_path)
     pages = tmp_path / "pages"
     result = verify("--all", "--html", str(pages))

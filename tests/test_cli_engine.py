@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-import checker.cli as cli
-from checker.cli import main
-from checker.engines import parse_size
-from checker.errors import LeadercheckError
-from checker.render.report import MeasureTable
-from models.params import ProtocolEntry
+import leadercheck.checker.cli as cli
+from leadercheck.checker.cli import main
+from leadercheck.checker.engines import parse_size
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.render.report import MeasureTable
+from leadercheck.models.params import ProtocolEntry
 
 RAFT_4 = ["--protocol", "raft-election", "-p", "N=4", "-p", "NC=3", "-p", "MaxTerm=2"]
 

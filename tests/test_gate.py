@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from checker.cli import main
-from models.catalogue import PROTOCOLS
-from models.cluster import ClusterState, FaultBounds
-from models.cluster.base import Successor
-from models.lease import LEASE_PARAMS, LeaseModel, _builder
-from models.params import ProtocolEntry
-from specs.expectations import load_expectations
+from leadercheck.checker.cli import main
+from leadercheck.models.catalogue import PROTOCOLS
+from leadercheck.models.cluster import ClusterState, FaultBounds
+from leadercheck.models.cluster.base import Successor
+from leadercheck.models.lease import LEASE_PARAMS, LeaseModel, _builder
+from leadercheck.models.params import ProtocolEntry
+from leadercheck.specs.expectations import load_expectations
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -86,7 +86,7 @@ class _NeverWrites(LeaseModel):
 
 def _only(monkeypatch: pytest.MonkeyPatch, *names: str, **replaced: ProtocolEntry) -> None:
     """Run the gate on `names` alone, with some catalogue entries replaced."""
-    monkeypatch.setattr("checker.cli._gate_names", lambda: list(names))
+    monkeypatch.setattr("leadercheck.checker.cli._gate_names", lambda: list(names))
     for name, entry in replaced.items():
         monkeypatch.setitem(PROTOCOLS, name, entry)
 
@@ -177,7 +177,9 @@ def test_a_max_steps_bound_is_enforced(monkeypatch: pytest.MonkeyPatch, tmp_path
         'failover = "HOLDS"\n'
     )
     _only(monkeypatch, "heartbeat-no-quorum")
-    monkeypatch.setattr("checker.cli.load_expectations", lambda: load_expectations(spec))
+    monkeypatch.setattr(
+        "leadercheck.checker.cli.load_expectations", lambda: load_expectations(spec)
+    )
     result = verify("--all", "--out", str(tmp_path / "out"))
     assert result.exit_code == 1
     assert (

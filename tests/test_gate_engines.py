@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from checker.cli import main
+from leadercheck.checker.cli import main
 
 
 def gate(tmp: Path, *flags: str) -> tuple[int, dict[str, Any]]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
-VERIFY = [sys.executable, "-c", "from checker.cli import main; main()"]
+VERIFY = [sys.executable, "-c", "from leadercheck.checker.cli import main; main()"]
 TIMEOUT = 120
 
 
@@ -45,8 +45,8 @@ def _run(
 def _interrupted_in(phase: str) -> str:
     """A script that runs `verify` with a real SIGINT raised inside `phase`."""
     hook = {
-        "search": "checker.search.FairnessGraph.visit",
-        "fair cycles": "checker.fair_cycles.Judge.judge",
+        "search": "leadercheck.checker.search.FairnessGraph.visit",
+        "fair cycles": "leadercheck.checker.fair_cycles.Judge.judge",
     }[phase]
     module, _, attr = hook.rpartition(".")
     owner, _, cls = module.rpartition(".")
@@ -54,7 +54,7 @@ def _interrupted_in(phase: str) -> str:
         f"""
         import os, signal, sys, time
         import {owner} as owner
-        from checker.cli import main
+        from leadercheck.checker.cli import main
         target = getattr(owner, {cls!r})
         original = getattr(target, {attr!r})
         calls = []

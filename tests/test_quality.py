@@ -20,9 +20,41 @@ def test_ruff_finds_nothing() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_mypy_finds_nothing() -> None:
-    proc = _run("-m", "mypy", "--no-incremental")
+PACKAGES = ("checker", "models", "specs")  # installed as leadercheck.checker, ...
+
+
+def test_mypy_finds_nothing(tmp_path: Path) -> None:
+    view = tmp_path / "leadercheck"  # the namespace as installed: the folders, linked
+    view.mkdir()
+    for name in PACKAGES:
+        (view / name).symlink_to(ROOT / name, target_is_directory=True)
+    (tmp_path / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
+    sources = [f"leadercheck/{name}" for name in PACKAGES] + ["examples/redlock.py"]
+    config = str(ROOT / "pyproject.toml")
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", config, "--no-incremental",
+         "--explicit-package-bases", *sources],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "no issues found in 95 source files" in proc.stdout
+
+
+def test_the_installed_namespace_has_no_top_level_packages() -> None:
+    """leadercheck installs under one namespace: no `checker`, `models` or `specs` of its own
+    at the top of site-packages, where another project's modules of those names live."""
+    code = (
+        "import importlib.util as u, leadercheck.checker as c, leadercheck.models.cluster, "
+        "leadercheck.specs.claims; print(c.__name__, [n for n in ('checker', 'models', "
+        "'specs') if u.find_spec(n)])"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd="/", capture_output=True, text=True, check=False
+    )
+    assert proc.stdout.split() == ["leadercheck.checker", "[]"], proc.stdout + proc.stderr
 
 
 def test_layers_import_only_downwards() -> None:

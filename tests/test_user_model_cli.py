@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from checker.cli import main
+from leadercheck.checker.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = "tests/user_models/tiny_lock.py"
@@ -153,8 +153,8 @@ def test_lint_passes_a_sound_model() -> None:
 
 
 LOCK_HEADER = """
-from checker import Action, Model, always, sometimes
-from models.params import ProtocolEntry
+from leadercheck.checker import Action, Model, always, sometimes
+from leadercheck.models.params import ProtocolEntry
 """
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from checker import Action, Model
-from checker.model import FAULT, STEP
+from leadercheck.checker import Action, Model
+from leadercheck.checker.model import FAULT, STEP
 
 
 class Counter(Model[int]):

@@ -5,11 +5,11 @@ identifier it emits comes from step indices and participant names, so the same
 trace always renders to the same bytes.
 """
 
-from checker.render.context import TraceContext
-from checker.render.dot import trace_to_dot
-from checker.render.svg import SvgUnavailable, dot_to_svg
-from checker.render.text import trace_lines
-from checker.render.trace_json import TRACE_SCHEMA, trace_to_json
+from leadercheck.checker.render.context import TraceContext
+from leadercheck.checker.render.dot import trace_to_dot
+from leadercheck.checker.render.svg import SvgUnavailable, dot_to_svg
+from leadercheck.checker.render.text import trace_lines
+from leadercheck.checker.render.trace_json import TRACE_SCHEMA, trace_to_json
 
 __all__ = [
     "TRACE_SCHEMA",

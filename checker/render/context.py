@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from checker.result import PropertyResult
-from checker.trace import Trace
+from leadercheck.checker.result import PropertyResult
+from leadercheck.checker.trace import Trace
 
 
 @dataclass(frozen=True)

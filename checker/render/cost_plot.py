@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from checker.render.report import MeasureTable
+from leadercheck.checker.render.report import MeasureTable
 
 # Line style per statistic, colour per protocol (in the order given).
 _STATS = (("worst", "-", "o"), ("mean", "--", "s"), ("best", ":", "^"))

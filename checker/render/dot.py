@@ -18,9 +18,9 @@ from itertools import pairwise
 
 import graphviz
 
-from checker.render.context import TraceContext
-from checker.render.text import loop_text
-from checker.trace import Step
+from leadercheck.checker.render.context import TraceContext
+from leadercheck.checker.render.text import loop_text
+from leadercheck.checker.trace import Step
 
 RED = "#c0392b"
 GREEN = "#1e7d32"

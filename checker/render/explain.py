@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from checker.model import Action
-from checker.replay import SavedTrace
+from leadercheck.checker.model import Action
+from leadercheck.checker.replay import SavedTrace
 
 
 def participant(name: str) -> str:

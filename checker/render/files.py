@@ -14,15 +14,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from checker.errors import LeadercheckError
-from checker.graph import StateGraph
-from checker.render.context import TraceContext
-from checker.render.dot import trace_to_dot
-from checker.render.html import trace_to_html
-from checker.render.state_graph import state_graph_dot
-from checker.render.svg import SvgUnavailable, dot_to_svg
-from checker.render.trace_json import trace_to_json
-from checker.result import CheckResult, Stats, Verdict
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.graph import StateGraph
+from leadercheck.checker.render.context import TraceContext
+from leadercheck.checker.render.dot import trace_to_dot
+from leadercheck.checker.render.html import trace_to_html
+from leadercheck.checker.render.state_graph import state_graph_dot
+from leadercheck.checker.render.svg import SvgUnavailable, dot_to_svg
+from leadercheck.checker.render.trace_json import trace_to_json
+from leadercheck.checker.result import CheckResult, Stats, Verdict
 
 
 @dataclass(frozen=True)

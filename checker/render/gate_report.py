@@ -6,9 +6,9 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any
 
-from checker.gate import CaseOutcome, GateReport, Row
-from checker.properties import Kind
-from checker.result import Verdict
+from leadercheck.checker.gate import CaseOutcome, GateReport, Row
+from leadercheck.checker.properties import Kind
+from leadercheck.checker.result import Verdict
 
 HEADER = ("protocol", "property", "expected", "got", "states", "seconds")
 WIDTHS = (24, 24, 10, 10, 11, 8)

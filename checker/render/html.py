@@ -14,9 +14,9 @@ import html
 import json
 from collections.abc import Mapping
 
-from checker.gate import GateReport
-from checker.render.context import TraceContext
-from checker.result import Stats
+from leadercheck.checker.gate import GateReport
+from leadercheck.checker.render.context import TraceContext
+from leadercheck.checker.result import Stats
 
 
 def _data(ctx: TraceContext) -> dict[str, object]:

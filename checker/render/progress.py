@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
-from checker.result import Progress
+from leadercheck.checker.result import Progress
 
 QUIET_SECONDS = 1.0  # short runs show nothing
 EVERY_SECONDS = 0.25  # at most four redraws a second

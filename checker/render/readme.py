@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from checker.errors import LeadercheckError
-from checker.render.files import check_writable_file
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.render.files import check_writable_file
 
 
 def markers(name: str) -> tuple[str, str]:

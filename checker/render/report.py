@@ -6,10 +6,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from checker.render.context import TraceContext
-from checker.render.files import Written
-from checker.render.text import trace_lines
-from checker.result import CheckResult, EndReason, Measurement, PropertyResult, Stats, Verdict
+from leadercheck.checker.render.context import TraceContext
+from leadercheck.checker.render.files import Written
+from leadercheck.checker.render.text import trace_lines
+from leadercheck.checker.result import (
+    CheckResult,
+    EndReason,
+    Measurement,
+    PropertyResult,
+    Stats,
+    Verdict,
+)
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import graphviz
 
-from checker.graph import StateGraph
-from checker.render.context import TraceContext
+from leadercheck.checker.graph import StateGraph
+from leadercheck.checker.render.context import TraceContext
 
 RED = "#c0392b"
 GREY = "#9aa5b1"

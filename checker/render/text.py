@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checker.render.context import TraceContext
+from leadercheck.checker.render.context import TraceContext
 
 
 def trace_lines(ctx: TraceContext) -> list[str]:

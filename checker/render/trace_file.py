@@ -12,11 +12,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from checker.errors import LeadercheckError
-from checker.model import Action
-from checker.properties import Kind
-from checker.render.trace_json import TRACE_SCHEMA
-from checker.replay import RecordedStep, SavedTrace
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.model import Action
+from leadercheck.checker.properties import Kind
+from leadercheck.checker.render.trace_json import TRACE_SCHEMA
+from leadercheck.checker.replay import RecordedStep, SavedTrace
 
 
 class TraceFileError(LeadercheckError):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from checker.render.context import TraceContext
+from leadercheck.checker.render.context import TraceContext
 
 TRACE_SCHEMA = "leadercheck.trace/1"
 

@@ -18,13 +18,13 @@ from typing import Any, Generic, TypeVar
 
 import z3
 
-from checker.errors import LeadercheckError
-from checker.model import Model
-from checker.properties import Kind, Property
-from checker.result import Verdict
-from checker.solver.answer import Answer, solve
-from checker.successors import rebuild_trace
-from checker.trace import Trace
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.model import Model
+from leadercheck.checker.properties import Kind, Property
+from leadercheck.checker.result import Verdict
+from leadercheck.checker.solver.answer import Answer, solve
+from leadercheck.checker.successors import rebuild_trace
+from leadercheck.checker.trace import Trace
 
 V = TypeVar("V")
 

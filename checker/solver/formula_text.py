@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import z3
 
 if TYPE_CHECKING:
-    from checker.solver.synthesis import TimingProblem
+    from leadercheck.checker.solver.synthesis import TimingProblem
 
 
 class _NotLinear(Exception):

@@ -32,10 +32,10 @@ from typing import Any, Generic, TypeVar
 
 import z3
 
-from checker.errors import LeadercheckError
-from checker.model import Action
-from checker.solver.answer import Answer, Solved, solve
-from checker.trace import Step, Trace
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.model import Action
+from leadercheck.checker.solver.answer import Answer, Solved, solve
+from leadercheck.checker.trace import Step, Trace
 
 V = TypeVar("V")
 

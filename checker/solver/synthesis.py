@@ -44,8 +44,8 @@ from typing import cast
 
 import z3
 
-from checker.solver.answer import Answer, Solved, solve
-from checker.solver.formula_text import formula_text
+from leadercheck.checker.solver.answer import Answer, Solved, solve
+from leadercheck.checker.solver.formula_text import formula_text
 
 Number = int | Fraction
 

@@ -17,13 +17,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from checker.errors import LeadercheckError
-from checker.model import Model
-from checker.parallel import EXACT_NEEDS_ONE_PROCESS, POR_NEEDS_ONE_WORKER
-from checker.properties import Property
-from checker.result import CheckResult
-from checker.search import Bounds
-from checker.successors import Reductions
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.model import Model
+from leadercheck.checker.parallel import EXACT_NEEDS_ONE_PROCESS, POR_NEEDS_ONE_WORKER
+from leadercheck.checker.properties import Property
+from leadercheck.checker.result import CheckResult
+from leadercheck.checker.search import Bounds
+from leadercheck.checker.successors import Reductions
 
 ONE_PROCESS, PARTITIONED = "bfs", "processes"  # the defaults for --workers 1 and K > 1
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker.result import CheckResult
-from checker.search import check
-from checker.strategies import ONE_PROCESS, Request, Strategy, register
+from leadercheck.checker.result import CheckResult
+from leadercheck.checker.search import check
+from leadercheck.checker.strategies import ONE_PROCESS, Request, Strategy, register
 
 
 class BreadthFirst(Strategy):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker.parallel import check_parallel
-from checker.result import CheckResult
-from checker.strategies import PARTITIONED, Request, Strategy, register
+from leadercheck.checker.parallel import check_parallel
+from leadercheck.checker.result import CheckResult
+from leadercheck.checker.strategies import PARTITIONED, Request, Strategy, register
 
 
 class Processes(Strategy):

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from checker.strategies import register
-from checker.strategies.processes import Processes
+from leadercheck.checker.strategies import register
+from leadercheck.checker.strategies.processes import Processes
 
 
 class RayActors(Processes):
@@ -22,7 +22,7 @@ class RayActors(Processes):
 
     @contextmanager
     def session(self, workers: int, address: str | None) -> Iterator[Any]:
-        from checker.ray_engine import ray_transport  # noqa: PLC0415 (ray is heavy to import)
+        from leadercheck.checker.ray_engine import ray_transport  # noqa: PLC0415 (ray is heavy to import)
 
         transport = ray_transport(workers, address)
         try:

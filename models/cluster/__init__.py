@@ -6,14 +6,20 @@ protocol declares: `FaultKind`). `ClusterModel` ties them into one state shape s
 specs can read any protocol the same way.
 """
 
-from models.cluster.base import ClusterModel, ClusterState, FaultBounds, NodeState, Successor
-from models.cluster.faults import STORE_CRASH, FaultKind, Faults
-from models.cluster.network import Message, Network
-from models.cluster.nodes import STORAGE, STORE, node_name
-from models.cluster.storage import Storage
-from models.cluster.store import Store
-from models.cluster.symmetry import InterchangeableNodes
-from models.cluster.time import countdown
+from leadercheck.models.cluster.base import (
+    ClusterModel,
+    ClusterState,
+    FaultBounds,
+    NodeState,
+    Successor,
+)
+from leadercheck.models.cluster.faults import STORE_CRASH, FaultKind, Faults
+from leadercheck.models.cluster.network import Message, Network
+from leadercheck.models.cluster.nodes import STORAGE, STORE, node_name
+from leadercheck.models.cluster.storage import Storage
+from leadercheck.models.cluster.store import Store
+from leadercheck.models.cluster.symmetry import InterchangeableNodes
+from leadercheck.models.cluster.time import countdown
 
 __all__ = [
     "STORAGE",

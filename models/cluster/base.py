@@ -24,14 +24,14 @@ from collections.abc import Iterator, Mapping
 from functools import partial
 from typing import Any, NamedTuple, Protocol
 
-from checker.errors import LeadercheckError
-from checker.model import FAULT, RECOVERY, TICK, Action, Model
-from models.cluster.faults import STORE_CRASH, FaultKind, Faults
-from models.cluster.network import Message, Network, islands
-from models.cluster.nodes import CLOCK, NETWORK, STORAGE, STORE, node_name, node_set
-from models.cluster.records import quick_replace
-from models.cluster.storage import Storage
-from models.cluster.store import Store
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.model import FAULT, RECOVERY, TICK, Action, Model
+from leadercheck.models.cluster.faults import STORE_CRASH, FaultKind, Faults
+from leadercheck.models.cluster.network import Message, Network, islands
+from leadercheck.models.cluster.nodes import CLOCK, NETWORK, STORAGE, STORE, node_name, node_set
+from leadercheck.models.cluster.records import quick_replace
+from leadercheck.models.cluster.storage import Storage
+from leadercheck.models.cluster.store import Store
 
 Successor = tuple[Action, "ClusterState"]
 

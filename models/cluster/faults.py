@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from models.cluster.records import quick_replace
-from models.params import Param
+from leadercheck.models.cluster.records import quick_replace
+from leadercheck.models.params import Param
 
 
 @dataclass(frozen=True)

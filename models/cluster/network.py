@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from itertools import combinations
 from typing import NamedTuple
 
-from models.cluster.nodes import node_name, node_set
-from models.cluster.records import quick_replace
+from leadercheck.models.cluster.nodes import node_name, node_set
+from leadercheck.models.cluster.records import quick_replace
 
 
 class Message(NamedTuple):

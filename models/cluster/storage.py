@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from models.cluster.records import quick_replace
+from leadercheck.models.cluster.records import quick_replace
 
 
 @quick_replace

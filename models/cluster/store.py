@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from models.cluster.nodes import node_name
-from models.cluster.records import quick_replace
-from models.cluster.time import countdown
+from leadercheck.models.cluster.nodes import node_name
+from leadercheck.models.cluster.records import quick_replace
+from leadercheck.models.cluster.time import countdown
 
 
 @quick_replace

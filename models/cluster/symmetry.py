@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from models.cluster.base import ClusterState
-from models.cluster.network import Message, Network
+from leadercheck.models.cluster.base import ClusterState
+from leadercheck.models.cluster.network import Message, Network
 
 
 class InterchangeableNodes:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checker.cli import main
-from checker.result import FINGERPRINT_SPACE, Stats
-from checker.successors import FP_MASK
+from leadercheck.checker.cli import main
+from leadercheck.checker.result import FINGERPRINT_SPACE, Stats
+from leadercheck.checker.successors import FP_MASK
 
 
 def stats(distinct: int, generated: int) -> Stats:

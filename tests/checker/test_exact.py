@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checker import Action, Model
-from checker.cli import main
-from checker.properties import always
-from checker.result import Verdict
-from checker.search import check
-from checker.successors import FP_MASK, Reductions
+from leadercheck.checker import Action, Model
+from leadercheck.checker.cli import main
+from leadercheck.checker.properties import always
+from leadercheck.checker.result import Verdict
+from leadercheck.checker.search import check
+from leadercheck.checker.successors import FP_MASK, Reductions
 
 
 class Clash(int):

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checker import LeadercheckError, always, check
-from checker.cli import main
-from checker.graph import state_graph
-from checker.render.context import TraceContext
-from checker.render.state_graph import state_graph_dot
+from leadercheck.checker import LeadercheckError, always, check
+from leadercheck.checker.cli import main
+from leadercheck.checker.graph import state_graph
+from leadercheck.checker.render.context import TraceContext
+from leadercheck.checker.render.state_graph import state_graph_dot
 from tests.toys import Counter
 
 

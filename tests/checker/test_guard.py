@@ -15,8 +15,18 @@ from typing import Any
 
 import pytest
 
-from checker import Action, EndReason, Model, ModelError, Step, Trace, Verdict, always, check
-from checker.guard import (
+from leadercheck.checker import (
+    Action,
+    EndReason,
+    Model,
+    ModelError,
+    Step,
+    Trace,
+    Verdict,
+    always,
+    check,
+)
+from leadercheck.checker.guard import (
     SAMPLE_ALL,
     SAMPLE_EVERY,
     GuardedModel,
@@ -26,9 +36,9 @@ from checker.guard import (
     order_digest,
     preflight,
 )
-from checker.parallel import check_parallel
-from checker.properties import Property, eventually, sometimes
-from checker.successors import Reductions, verify_trace
+from leadercheck.checker.parallel import check_parallel
+from leadercheck.checker.properties import Property, eventually, sometimes
+from leadercheck.checker.successors import Reductions, verify_trace
 from tests.misuse_models import (
     BareInitial,
     ByIdentity,
@@ -160,7 +170,7 @@ def test_order_digest_is_plain_text_of_the_labels() -> None:
 
 def _digest_under(seed: str) -> list[str]:
     code = (
-        "import json; from checker.guard import order_digest; "
+        "import json; from leadercheck.checker.guard import order_digest; "
         "from tests.misuse_models import SetOfStrings; "
         "print(json.dumps(order_digest(SetOfStrings())))"
     )

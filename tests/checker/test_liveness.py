@@ -8,14 +8,14 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from checker.cli import main
-from checker.properties import always, eventually, leads_to
-from checker.render.context import TraceContext
-from checker.render.dot import trace_to_dot
-from checker.render.text import trace_lines
-from checker.render.trace_json import trace_to_json
-from checker.result import Verdict
-from checker.search import check
+from leadercheck.checker.cli import main
+from leadercheck.checker.properties import always, eventually, leads_to
+from leadercheck.checker.render.context import TraceContext
+from leadercheck.checker.render.dot import trace_to_dot
+from leadercheck.checker.render.text import trace_lines
+from leadercheck.checker.render.trace_json import trace_to_json
+from leadercheck.checker.result import Verdict
+from leadercheck.checker.search import check
 from tests.toys import Counter, Labelled
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from checker.measure import measure
-from checker.result import EndReason
-from checker.search import Bounds
+from leadercheck.checker.measure import measure
+from leadercheck.checker.result import EndReason
+from leadercheck.checker.search import Bounds
 from tests.toys import Counter
 
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker import (
+from leadercheck.checker import (
     Action,
     CheckResult,
     EndReason,
@@ -28,10 +28,10 @@ from checker import (
     check,
     sometimes,
 )
-from checker.parallel import ProcessTransport, check_parallel
-from checker.successors import Reductions
-from models.catalogue import lookup
-from specs.expectations import load_expectations
+from leadercheck.checker.parallel import ProcessTransport, check_parallel
+from leadercheck.checker.successors import Reductions
+from leadercheck.models.catalogue import lookup
+from leadercheck.specs.expectations import load_expectations
 from tests.strategies import graphs
 from tests.toys import Counter, Exploding, Graph
 

@@ -4,10 +4,10 @@ on an unfair cycle, is not. Also: every engine routes liveness to the fair-graph
 
 from __future__ import annotations
 
-from checker.parallel import check_parallel
-from checker.properties import always, eventually, eventually_always
-from checker.result import Verdict
-from checker.search import check
+from leadercheck.checker.parallel import check_parallel
+from leadercheck.checker.properties import always, eventually, eventually_always
+from leadercheck.checker.result import Verdict
+from leadercheck.checker.search import check
 from tests.toys import Labelled
 
 

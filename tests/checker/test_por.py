@@ -13,9 +13,19 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker import Action, CheckResult, Model, Property, Trace, Verdict, always, check, sometimes
-from checker.por import por_expander
-from checker.successors import Reductions, fingerprint
+from leadercheck.checker import (
+    Action,
+    CheckResult,
+    Model,
+    Property,
+    Trace,
+    Verdict,
+    always,
+    check,
+    sometimes,
+)
+from leadercheck.checker.por import por_expander
+from leadercheck.checker.successors import Reductions, fingerprint
 from tests.locality import check_declarations, local_violation, reachable
 
 POR = Reductions(por=True)

@@ -10,8 +10,8 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from checker import Action, EndReason, Progress, Verdict, always, check
-from checker.render.progress import ProgressLine
+from leadercheck.checker import Action, EndReason, Progress, Verdict, always, check
+from leadercheck.checker.render.progress import ProgressLine
 from tests.toys import Counter
 
 
@@ -55,7 +55,7 @@ def test_ctrl_c_prints_partial_statistics_and_exits_3(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "checker.cli",
+            "leadercheck.checker.cli",
             "--protocol",
             "lease-fencing",
             "-p",

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from checker import CheckResult, EndReason, Model, Property, Verdict, always, check
-from checker.parallel import check_parallel
-from checker.ray_engine import RayTransport, ray_transport
-from models.catalogue import lookup
-from specs.expectations import load_expectations
+from leadercheck.checker import CheckResult, EndReason, Model, Property, Verdict, always, check
+from leadercheck.checker.parallel import check_parallel
+from leadercheck.checker.ray_engine import RayTransport, ray_transport
+from leadercheck.models.catalogue import lookup
+from leadercheck.specs.expectations import load_expectations
 
 WORKERS = 2
 
@@ -84,6 +84,6 @@ def test_importing_the_module_starts_nothing() -> None:
     import subprocess
     import sys
 
-    code = "import checker.ray_engine, sys; print('ray' in sys.modules)"
+    code = "import leadercheck.checker.ray_engine, sys; print('ray' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

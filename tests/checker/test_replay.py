@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from checker import LeadercheckError
-from checker.render.explain import explain_lines
-from checker.render.trace_file import load_trace, parse_trace
-from checker.replay import replay
-from models.catalogue import lookup
-from specs import PROPERTIES
+from leadercheck.checker import LeadercheckError
+from leadercheck.checker.render.explain import explain_lines
+from leadercheck.checker.render.trace_file import load_trace, parse_trace
+from leadercheck.checker.replay import replay
+from leadercheck.models.catalogue import lookup
+from leadercheck.specs import PROPERTIES
 
 ROOT = Path(__file__).resolve().parents[2]
 LEASE = ROOT / "counterexamples" / "lease-no-fencing.json"

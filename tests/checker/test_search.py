@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from checker import EndReason, ModelError, Verdict, always, check, sometimes
+from leadercheck.checker import EndReason, ModelError, Verdict, always, check, sometimes
 from tests.toys import Counter, Exploding, Graph
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import networkx as nx
 from hypothesis import given, settings
 
-from checker import Verdict, always, check
+from leadercheck.checker import Verdict, always, check
 from tests.strategies import graphs
 from tests.toys import Graph
 

@@ -9,16 +9,16 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import checker.strategies as strategies
-from checker.bench import searches
-from checker.cli import main
-from checker.engines import EngineOptions, searcher
-from checker.errors import LeadercheckError
-from checker.properties import always
-from checker.result import CheckResult
-from checker.search import check
-from checker.strategies import Request
-from checker.successors import Reductions
+import leadercheck.checker.strategies as strategies
+from leadercheck.checker.bench import searches
+from leadercheck.checker.cli import main
+from leadercheck.checker.engines import EngineOptions, searcher
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.properties import always
+from leadercheck.checker.result import CheckResult
+from leadercheck.checker.search import check
+from leadercheck.checker.strategies import Request
+from leadercheck.checker.successors import Reductions
 from tests.toys import Counter
 
 

@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from checker.errors import LeadercheckError
-from checker.model import Model
-from checker.properties import always, sometimes
-from checker.search import check
-from checker.successors import Reductions
-from checker.symmetry import canonicalizer
-from models.catalogue import lookup
-from specs.expectations import load_expectations
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.model import Model
+from leadercheck.checker.properties import always, sometimes
+from leadercheck.checker.search import check
+from leadercheck.checker.successors import Reductions
+from leadercheck.checker.symmetry import canonicalizer
+from leadercheck.models.catalogue import lookup
+from leadercheck.specs.expectations import load_expectations
 from tests.toys import Counter, Tokens
 
 SYMMETRY = Reductions(symmetry=True)

@@ -7,10 +7,10 @@ from collections.abc import Iterable
 
 import pytest
 
-from checker import CheckResult, Verdict, always, check, sometimes
-from checker.measure import measure
-from checker.model import Action
-from models.bully import (
+from leadercheck.checker import CheckResult, Verdict, always, check, sometimes
+from leadercheck.checker.measure import measure
+from leadercheck.checker.model import Action
+from leadercheck.models.bully import (
     PROTOCOLS,
     WORST_ELECTION,
     BullyElection,
@@ -21,8 +21,8 @@ from models.bully import (
     election_messages,
     election_over,
 )
-from models.cluster import ClusterState
-from specs.claims import PROPERTIES
+from leadercheck.models.cluster import ClusterState
+from leadercheck.specs.claims import PROPERTIES
 from tests.helpers import trace_shape, verdicts
 
 SAFETY = ("single-leader", "no-stale-write")
@@ -49,6 +49,7 @@ def test_verdicts_at_defaults() -> None:
     }
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_reachable_state_count_at_defaults() -> None:
     entry = PROTOCOLS[0]
     model = entry.build(entry.resolve({}))

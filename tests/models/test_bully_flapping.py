@@ -9,13 +9,13 @@ from pathlib import Path
 import networkx as nx
 from click.testing import CliRunner
 
-from checker.cli import main
-from checker.result import Verdict
-from checker.search import check
-from models.bully import BullyModel, FlappingBully
-from models.catalogue import lookup
-from models.cluster import ClusterState, FaultBounds
-from specs.claims import leadership_settles
+from leadercheck.checker.cli import main
+from leadercheck.checker.result import Verdict
+from leadercheck.checker.search import check
+from leadercheck.models.bully import BullyModel, FlappingBully
+from leadercheck.models.catalogue import lookup
+from leadercheck.models.cluster import ClusterState, FaultBounds
+from leadercheck.specs.claims import leadership_settles
 
 
 def _standing(s: ClusterState) -> list[int]:

@@ -12,9 +12,9 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from checker import LeadercheckError, Verdict, check, sometimes
-from checker.model import FAULT, RECOVERY, Action
-from models.cluster import (
+from leadercheck.checker import LeadercheckError, Verdict, check, sometimes
+from leadercheck.checker.model import FAULT, RECOVERY, Action
+from leadercheck.models.cluster import (
     STORE,
     STORE_CRASH,
     ClusterModel,
@@ -24,9 +24,9 @@ from models.cluster import (
     Store,
     Successor,
 )
-from models.lease import LeaseModel, lease_params
-from models.params import NODES, ProtocolEntry
-from specs.claims import no_stale_write, single_leader, write_accepted
+from leadercheck.models.lease import LeaseModel, lease_params
+from leadercheck.models.params import NODES, ProtocolEntry
+from leadercheck.specs.claims import no_stale_write, single_leader, write_accepted
 from tests.locality import check_declarations
 
 BLACKOUT = FaultKind("blackouts", "a lit node's light goes out", default=1, high=2)

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from checker import CheckResult, Verdict, always, check
-from checker.model import Action
-from models.cluster import ClusterState
-from models.gossip import PROTOCOLS, GossipModel
-from specs.claims import PROPERTIES
+import pytest
+
+from leadercheck.checker import CheckResult, Verdict, always, check
+from leadercheck.checker.model import Action
+from leadercheck.models.cluster import ClusterState
+from leadercheck.models.gossip import PROTOCOLS, GossipModel
+from leadercheck.specs.claims import PROPERTIES
 from tests.helpers import trace_shape, verdicts
 
 SAFETY = ("single-leader", "no-stale-write")
@@ -35,6 +37,7 @@ def test_verdicts_at_defaults() -> None:
     }
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_reachable_state_count_at_defaults() -> None:
     result = check(build(), [always("anything", lambda s: True)])
     assert result.stats.distinct_states == 122_639

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from checker import CheckResult, Verdict, always, check, sometimes
-from checker.errors import LeadercheckError
-from models.cluster import Store
-from models.k8s_lease import PROTOCOLS, K8sLeaseModel, K8sNode
-from specs.claims import PROPERTIES
+from leadercheck.checker import CheckResult, Verdict, always, check, sometimes
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.models.cluster import Store
+from leadercheck.models.k8s_lease import PROTOCOLS, K8sLeaseModel, K8sNode
+from leadercheck.specs.claims import PROPERTIES
 from tests.helpers import shape, verdicts
 
 JUDGED = ("no-stale-write", "single-leader", "write-accepted", "failover")

@@ -11,10 +11,10 @@ from functools import cache
 
 import pytest
 
-from checker import CheckResult, EndReason, Verdict, always, check
-from models.cluster import Storage
-from models.lease_bench import PROTOCOLS, BenchState, LeaseBenchModel
-from specs.claims import PROPERTIES
+from leadercheck.checker import CheckResult, EndReason, Verdict, always, check
+from leadercheck.models.cluster import Storage
+from leadercheck.models.lease_bench import PROTOCOLS, BenchState, LeaseBenchModel
+from leadercheck.specs.claims import PROPERTIES
 
 ENTRY = PROTOCOLS[0]
 

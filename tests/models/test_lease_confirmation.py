@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from functools import cache
 
-from checker import CheckResult, EndReason, Model, Verdict, always, check
-from models.cluster import ClusterState, FaultBounds
-from models.lease import PROTOCOLS as LEASE_PROTOCOLS
-from models.lease_confirmation import PROTOCOLS, LeaseConfirmationModel
-from specs.claims import PROPERTIES
+from leadercheck.checker import CheckResult, EndReason, Model, Verdict, always, check
+from leadercheck.models.cluster import ClusterState, FaultBounds
+from leadercheck.models.lease import PROTOCOLS as LEASE_PROTOCOLS
+from leadercheck.models.lease_confirmation import PROTOCOLS, LeaseConfirmationModel
+from leadercheck.specs.claims import PROPERTIES
 
 ENTRY = PROTOCOLS[0]
 CLAIMS = ("no-stale-write", "single-leader", "write-accepted", "failover")

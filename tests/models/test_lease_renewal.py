@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from checker import CheckResult, Verdict, always, check, sometimes
-from checker.measure import measure
-from models.cluster import FaultBounds, Store
-from models.lease_renewal import (
+from leadercheck.checker import CheckResult, Verdict, always, check, sometimes
+from leadercheck.checker.measure import measure
+from leadercheck.models.cluster import FaultBounds, Store
+from leadercheck.models.lease_renewal import (
     FAILOVER,
     PROTOCOLS,
     LeaseRenewalModel,
@@ -23,7 +23,7 @@ from models.lease_renewal import (
     failover_ticks,
     healthy_leader_deposed,
 )
-from specs.claims import single_leader
+from leadercheck.specs.claims import single_leader
 from tests.helpers import shape, verdicts
 
 

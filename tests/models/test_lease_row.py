@@ -6,10 +6,10 @@ from functools import cache
 
 import pytest
 
-from checker import CheckResult, EndReason, Verdict, check, sometimes
-from models.cluster import ClusterState
-from models.lease_row import PROTOCOLS, LeaseRowModel, RowNode
-from specs.claims import PROPERTIES
+from leadercheck.checker import CheckResult, EndReason, Verdict, check, sometimes
+from leadercheck.models.cluster import ClusterState
+from leadercheck.models.lease_row import PROTOCOLS, LeaseRowModel, RowNode
+from leadercheck.specs.claims import PROPERTIES
 
 ENTRIES = {p.name: p for p in PROTOCOLS}
 CLAIMS = ("single-leader", "no-stale-write", "write-accepted", "failover")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from checker.result import Verdict
-from checker.search import check
-from models.catalogue import lookup
-from models.cluster import ClusterState
-from models.raft import RaftModel
-from specs.claims import leader_eventually, leader_recovers
+from leadercheck.checker.result import Verdict
+from leadercheck.checker.search import check
+from leadercheck.models.catalogue import lookup
+from leadercheck.models.cluster import ClusterState
+from leadercheck.models.raft import RaftModel
+from leadercheck.specs.claims import leader_eventually, leader_recovers
 
 
 def test_even_quorum_never_elects_and_the_lasso_shows_it() -> None:
@@ -48,6 +48,7 @@ def raft() -> RaftModel:
     return model
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_raft_recovers_a_leader_once_timing_is_stable(raft: RaftModel) -> None:
     result = check(raft, [leader_recovers]).result("leader-recovers")
     assert result.verdict is Verdict.HOLDS

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from checker.model import Model
-from models.catalogue import PROTOCOLS
-from specs.claims import PROPERTIES
+from leadercheck.checker.model import Model
+from leadercheck.models.catalogue import PROTOCOLS
+from leadercheck.specs.claims import PROPERTIES
 from tests.locality import check_declarations
 
 

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from checker import CheckResult, Verdict, always, check, sometimes
-from checker.model import Action, Model
-from models.patroni import PROTOCOLS
-from specs.claims import PROPERTIES
+from leadercheck.checker import CheckResult, Verdict, always, check, sometimes
+from leadercheck.checker.model import Action, Model
+from leadercheck.models.patroni import PROTOCOLS
+from leadercheck.specs.claims import PROPERTIES
 from tests.helpers import shape
 
 ENTRIES = {entry.name: entry for entry in PROTOCOLS}

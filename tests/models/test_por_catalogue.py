@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from checker.model import Model
-from checker.search import check
-from checker.successors import Reductions
-from checker.trace import Trace
-from models.catalogue import PROTOCOLS
-from specs.expectations import load_expectations
+from leadercheck.checker.model import Model
+from leadercheck.checker.search import check
+from leadercheck.checker.successors import Reductions
+from leadercheck.checker.trace import Trace
+from leadercheck.models.catalogue import PROTOCOLS
+from leadercheck.specs.expectations import load_expectations
 
 
 def assert_replays(model: Model[Any], trace: Trace) -> None:

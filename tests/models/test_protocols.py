@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from checker import Verdict
-from models.catalogue import lookup
-from specs import load_expectations
+from leadercheck.checker import Verdict
+from leadercheck.models.catalogue import lookup
+from leadercheck.specs import load_expectations
 from tests.helpers import reachable_count, run_protocol
 
 

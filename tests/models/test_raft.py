@@ -10,12 +10,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from checker import CheckResult, Verdict, always, check
-from checker.measure import measure
-from checker.model import Action
-from checker.successors import Reductions
-from models.cluster import ClusterModel, ClusterState, FaultBounds, Message
-from models.raft import (
+from leadercheck.checker import CheckResult, Verdict, always, check
+from leadercheck.checker.measure import measure
+from leadercheck.checker.model import Action
+from leadercheck.checker.successors import Reductions
+from leadercheck.models.cluster import ClusterModel, ClusterState, FaultBounds, Message
+from leadercheck.models.raft import (
     ELECTION_MESSAGES,
     PROTOCOLS,
     REQUEST_VOTE,
@@ -26,7 +26,7 @@ from models.raft import (
     first_term_messages,
     first_term_over,
 )
-from specs.claims import PROPERTIES
+from leadercheck.specs.claims import PROPERTIES
 from tests.helpers import trace_shape
 
 ENTRIES = {p.name: p for p in PROTOCOLS}
@@ -93,6 +93,7 @@ def test_raft_verdicts_and_reachable_states_at_defaults(raft: CheckResult) -> No
     assert raft.stats.depth == 19
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_stabilizing_adds_states_and_removes_none() -> None:
     """Timing may stabilize at any moment, so every state reachable without it still is:
     the 49,106 states of raft before the step existed are exactly the unstable ones."""

@@ -7,10 +7,10 @@ from collections.abc import Iterable
 
 import pytest
 
-from checker import CheckResult, Verdict, always, check
-from checker.errors import LeadercheckError
-from models.raft_election import PROTOCOLS, ElectionState, RaftElectionModel
-from specs.claims import PROPERTIES
+from leadercheck.checker import CheckResult, Verdict, always, check
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.models.raft_election import PROTOCOLS, ElectionState, RaftElectionModel
+from leadercheck.specs.claims import PROPERTIES
 
 
 def model(**params: int | str) -> RaftElectionModel:

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from checker import CheckResult, Kind, Property, Verdict, check
-from models.params import ProtocolEntry
-from specs.claims import PROPERTIES as BUILT_IN
+from leadercheck.checker import CheckResult, Kind, Property, Verdict, check
+from leadercheck.models.params import ProtocolEntry
+from leadercheck.specs.claims import PROPERTIES as BUILT_IN
 
 PATH = Path(__file__).resolve().parents[2] / "examples" / "redlock.py"
 

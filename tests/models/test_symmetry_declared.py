@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from checker.model import Model
-from checker.properties import Property, always
-from checker.search import check
-from models.catalogue import PROTOCOLS
-from models.cluster import InterchangeableNodes
-from models.heartbeat import HeartbeatModel
-from specs.expectations import load_expectations
+from leadercheck.checker.model import Model
+from leadercheck.checker.properties import Property, always
+from leadercheck.checker.search import check
+from leadercheck.models.catalogue import PROTOCOLS
+from leadercheck.models.cluster import InterchangeableNodes
+from leadercheck.models.heartbeat import HeartbeatModel
+from leadercheck.specs.expectations import load_expectations
 
 EXPECTATIONS = load_expectations()
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from models.cluster import Faults, Message, Network, Storage, Store, countdown
-from models.cluster.network import islands
+from leadercheck.models.cluster import Faults, Message, Network, Storage, Store, countdown
+from leadercheck.models.cluster.network import islands
 
 
 def test_countdown_stops_at_zero() -> None:
@@ -76,8 +76,8 @@ def test_messages_are_a_set_in_a_fixed_order() -> None:
 
 
 def test_a_choice_parameter_takes_a_name_or_its_position() -> None:
-    from checker import LeadercheckError
-    from models.params import choice
+    from leadercheck.checker import LeadercheckError
+    from leadercheck.models.params import choice
 
     variant = choice("variant", "correct", ("correct", "noquorum", "forgetvote"), "which")
     assert variant.default == 0

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from checker import Action, CheckResult, Verdict, always, check, sometimes
-from models.cluster import ClusterState
-from models.zookeeper import PROTOCOLS, Election, Znode, ZooKeeperModel
-from specs.claims import PROPERTIES
+from leadercheck.checker import Action, CheckResult, Verdict, always, check, sometimes
+from leadercheck.models.cluster import ClusterState
+from leadercheck.models.zookeeper import PROTOCOLS, Election, Znode, ZooKeeperModel
+from leadercheck.specs.claims import PROPERTIES
 from tests.helpers import trace_shape
 
 ENTRIES = {p.name: p for p in PROTOCOLS}

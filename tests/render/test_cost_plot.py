@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from checker.render.cost_plot import cost_plot_svg, write_cost_plot
-from checker.render.report import MeasureTable
-from checker.result import Measurement, Stats
+from leadercheck.checker.render.cost_plot import cost_plot_svg, write_cost_plot
+from leadercheck.checker.render.report import MeasureTable
+from leadercheck.checker.result import Measurement, Stats
 
 STATS = Stats(10, 12, 11, 3, 0.5, 0)
 

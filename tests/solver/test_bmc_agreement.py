@@ -18,18 +18,22 @@ from typing import Any
 import pytest
 import z3
 
-from checker import Kind, Model, Property, Verdict, check
-from checker.errors import LeadercheckError
-from checker.solver.answer import Answer
-from checker.solver.bmc import EncodingMismatch, SymbolicModel, bounded_check
-from checker.solver.crosscheck import Agreement, cross_check
-from checker.solver.encodings import SYMBOLIC, symbolic_for
-from checker.solver.encodings.lease_bench import LeaseBenchSymbolic
-from checker.solver.encodings.raft_election import Effect, ElectionVars, RaftElectionSymbolic
-from models.catalogue import lookup
-from models.raft_election import RaftElectionModel
-from specs import load_expectations
-from specs.claims import PROPERTIES
+from leadercheck.checker import Kind, Model, Property, Verdict, check
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.solver.answer import Answer
+from leadercheck.checker.solver.bmc import EncodingMismatch, SymbolicModel, bounded_check
+from leadercheck.checker.solver.crosscheck import Agreement, cross_check
+from leadercheck.checker.solver.encodings import SYMBOLIC, symbolic_for
+from leadercheck.checker.solver.encodings.lease_bench import LeaseBenchSymbolic
+from leadercheck.checker.solver.encodings.raft_election import (
+    Effect,
+    ElectionVars,
+    RaftElectionSymbolic,
+)
+from leadercheck.models.catalogue import lookup
+from leadercheck.models.raft_election import RaftElectionModel
+from leadercheck.specs import load_expectations
+from leadercheck.specs.claims import PROPERTIES
 
 Params = dict[str, int | str]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from checker.cli import main
+from leadercheck.checker.cli import main
 
 
 def test_bmc_finds_the_forgetvote_violation_and_writes_a_replayable_trace(tmp_path: Path) -> None:

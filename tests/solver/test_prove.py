@@ -13,16 +13,16 @@ import pytest
 import z3
 from click.testing import CliRunner
 
-from checker.cli import main
-from checker.model import Model
-from checker.solver.encodings.lease_proof import LeaseFencingProof, LeaseVars
-from checker.solver.encodings.proofs import PROOFS
-from checker.solver.encodings.raft_proof import RaftElectionProof, RaftVars
-from checker.solver.induction import INITIATION, InductiveModel, Status, prove
-from models.catalogue import lookup
-from models.cluster import ClusterState
-from models.raft import GRANTED, REQUEST_VOTE, RaftModel
-from specs.expectations import load_expectations
+from leadercheck.checker.cli import main
+from leadercheck.checker.model import Model
+from leadercheck.checker.solver.encodings.lease_proof import LeaseFencingProof, LeaseVars
+from leadercheck.checker.solver.encodings.proofs import PROOFS
+from leadercheck.checker.solver.encodings.raft_proof import RaftElectionProof, RaftVars
+from leadercheck.checker.solver.induction import INITIATION, InductiveModel, Status, prove
+from leadercheck.models.catalogue import lookup
+from leadercheck.models.cluster import ClusterState
+from leadercheck.models.raft import GRANTED, REQUEST_VOTE, RaftModel
+from leadercheck.specs.expectations import load_expectations
 
 
 @pytest.mark.parametrize("name", ["raft", "lease-fencing"])

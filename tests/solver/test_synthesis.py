@@ -14,13 +14,17 @@ import z3
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
-from checker import CheckResult, Verdict, check
-from checker.errors import LeadercheckError
-from checker.solver.answer import Answer
-from checker.solver.encodings.lease_timing import lease_timing_problem, safe_at, synthesized
-from checker.solver.synthesis import evaluate, synthesize
-from models.lease_timing import PROTOCOLS, LeaseTimingModel, build
-from specs.claims import no_stale_write, single_leader, write_accepted
+from leadercheck.checker import CheckResult, Verdict, check
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.solver.answer import Answer
+from leadercheck.checker.solver.encodings.lease_timing import (
+    lease_timing_problem,
+    safe_at,
+    synthesized,
+)
+from leadercheck.checker.solver.synthesis import evaluate, synthesize
+from leadercheck.models.lease_timing import PROTOCOLS, LeaseTimingModel, build
+from leadercheck.specs.claims import no_stale_write, single_leader, write_accepted
 from tests.helpers import trace_shape, verdicts
 
 # -- the synthesized region --------------------------------------------------------------
@@ -181,7 +185,7 @@ def test_evaluate_needs_every_parameter() -> None:
 
 
 def test_safe_at_needs_a_confirmed_region(monkeypatch: pytest.MonkeyPatch) -> None:
-    import checker.solver.encodings.lease_timing as encoding
+    import leadercheck.checker.solver.encodings.lease_timing as encoding
 
     undecided = synthesize(lease_timing_problem(), timeout=0.0)
     monkeypatch.setattr(encoding, "synthesized", lambda: undecided)

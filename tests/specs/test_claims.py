@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from checker import LeadercheckError, Verdict
-from models.cluster import ClusterState, Faults, Network, Storage, Store
-from models.heartbeat import HeartbeatNode
-from models.lease import LeaseNode
-from specs import load_expectations, no_stale_write, single_leader
+from leadercheck.checker import LeadercheckError, Verdict
+from leadercheck.models.cluster import ClusterState, Faults, Network, Storage, Store
+from leadercheck.models.heartbeat import HeartbeatNode
+from leadercheck.models.lease import LeaseNode
+from leadercheck.specs import load_expectations, no_stale_write, single_leader
 
 
 def _state(*nodes: object, storage: Storage | None = None) -> ClusterState:

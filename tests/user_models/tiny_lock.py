@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from checker import Action, Model, always, sometimes
-from models.params import Measure, Param, ProtocolEntry
+from leadercheck.checker import Action, Model, always, sometimes
+from leadercheck.models.params import Measure, Param, ProtocolEntry
 
 IDLE, SAW_FREE, INSIDE = "idle", "saw-free", "inside"
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from checker.errors import LeadercheckError
-from checker.model import Model
-from checker.solver.bmc import SymbolicModel
-from checker.solver.encodings.lease_bench import LeaseBenchSymbolic
-from checker.solver.encodings.raft_election import RaftElectionSymbolic
-from models.lease_bench import LeaseBenchModel
-from models.raft_election import RaftElectionModel
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.model import Model
+from leadercheck.checker.solver.bmc import SymbolicModel
+from leadercheck.checker.solver.encodings.lease_bench import LeaseBenchSymbolic
+from leadercheck.checker.solver.encodings.raft_election import RaftElectionSymbolic
+from leadercheck.models.lease_bench import LeaseBenchModel
+from leadercheck.models.raft_election import RaftElectionModel
 
 
 def _raft_election(model: Model[Any]) -> SymbolicModel[Any]:

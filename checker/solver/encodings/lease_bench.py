@@ -21,8 +21,8 @@ from typing import Any
 
 import z3
 
-from checker.solver.bmc import SymbolicModel
-from models.lease_bench import BenchState, LeaseBenchModel
+from leadercheck.checker.solver.bmc import SymbolicModel
+from leadercheck.models.lease_bench import BenchState, LeaseBenchModel
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,10 @@ from typing import NamedTuple
 
 import z3
 
-from checker.model import Action
-from checker.solver.encodings.finite import Quantifiers, enum_sort, node_names, universe
-from checker.solver.induction import Conjunct, InductiveModel
-from models.cluster.nodes import STORAGE, STORE
+from leadercheck.checker.model import Action
+from leadercheck.checker.solver.encodings.finite import Quantifiers, enum_sort, node_names, universe
+from leadercheck.checker.solver.induction import Conjunct, InductiveModel
+from leadercheck.models.cluster.nodes import STORAGE, STORE
 
 TOKEN_BITS = 3  # tokens of a finite instance: 0..7
 

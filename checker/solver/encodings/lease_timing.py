@@ -40,8 +40,8 @@ from functools import cache
 
 import z3
 
-from checker.errors import LeadercheckError
-from checker.solver.synthesis import (
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.solver.synthesis import (
     Derived,
     ExampleHint,
     Number,

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from checker.errors import LeadercheckError
-from checker.solver.encodings.lease_proof import LeaseFencingProof
-from checker.solver.encodings.lease_timing import lease_timing_problem
-from checker.solver.encodings.raft_proof import RaftElectionProof
-from checker.solver.induction import InductiveModel
-from checker.solver.synthesis import TimingProblem
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.solver.encodings.lease_proof import LeaseFencingProof
+from leadercheck.checker.solver.encodings.lease_timing import lease_timing_problem
+from leadercheck.checker.solver.encodings.raft_proof import RaftElectionProof
+from leadercheck.checker.solver.induction import InductiveModel
+from leadercheck.checker.solver.synthesis import TimingProblem
 
 # catalogue name -> its protocol for any number of nodes, with the invariant to prove
 PROOFS: dict[str, Callable[[], InductiveModel[Any]]] = {

@@ -34,8 +34,8 @@ from typing import Any
 
 import z3
 
-from checker.solver.bmc import SymbolicModel
-from models.raft_election import (
+from leadercheck.checker.solver.bmc import SymbolicModel
+from leadercheck.models.raft_election import (
     CANDIDATE,
     FOLLOWER,
     FORGETVOTE,

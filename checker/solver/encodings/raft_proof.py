@@ -28,16 +28,16 @@ from typing import NamedTuple
 
 import z3
 
-from checker.model import Action
-from checker.solver.encodings.finite import (
+from leadercheck.checker.model import Action
+from leadercheck.checker.solver.encodings.finite import (
     Quantifiers,
     bit_values,
     enum_sort,
     node_names,
     universe,
 )
-from checker.solver.induction import Conjunct, InductiveModel
-from models.cluster.nodes import NETWORK
+from leadercheck.checker.solver.induction import Conjunct, InductiveModel
+from leadercheck.models.cluster.nodes import NETWORK
 
 FOLLOWER, CANDIDATE, LEADER = "follower", "candidate", "leader"
 TERM_BITS = 3  # terms of a finite instance: 0..7
