@@ -78,6 +78,7 @@ from typing import Any, NamedTuple, Self
 
 from leadercheck.checker.checkpoint import Checkpoints
 from leadercheck.checker.errors import LeadercheckError, ModelError
+from leadercheck.checker.guard import check_initial
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Property
 from leadercheck.checker.result import CheckResult, EndReason, Progress, Stats
@@ -774,7 +775,7 @@ class _Coordinator:
         return CheckResult(results=results, stats=stats, end=end)
 
     def _explore(self) -> EndReason:
-        initial = self._call(lambda: list(self.model.initial_states()), "initial_states")
+        initial = self._call(lambda: check_initial(self.model), "initial_states")
         self.initial = initial
         self.generated = len(initial)
         reps = initial

@@ -68,7 +68,14 @@ class Catalogue:
 
     def build(self, protocol: ProtocolEntry, values: Mapping[str, int]) -> Model[Any]:
         """The protocol's model at `values`; a builder that returns no Model is refused."""
-        model = protocol.build(values)
+        try:
+            model = protocol.build(values)
+        except LeadercheckError:
+            raise
+        except Exception as exc:  # the user's builder: its failure is theirs, in one line
+            raise LeadercheckError(
+                f"{protocol.name}: building the model raised {type(exc).__name__}: {exc}"
+            ) from exc
         if not isinstance(model, Model):
             raise LeadercheckError(
                 f"{protocol.name}: its builder returned {type(model).__name__}, not a checker.Model"

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 from leadercheck.checker.checkpoint import Checkpoints
 from leadercheck.checker.errors import LeadercheckError, ModelError
-from leadercheck.checker.guard import model_name
+from leadercheck.checker.guard import check_initial, model_name
 from leadercheck.checker.liveness import FairnessGraph, level_of
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import LIVENESS, Kind, Property
@@ -297,7 +297,8 @@ class _Search:
         return True
 
     def _explore(self) -> EndReason:
-        initial = self._call(lambda: list(self.model.initial_states()), "initial_states")
+        # checked, cheaply: a list, a bare state or an identity-hashed one is a ModelError
+        initial = self._call(lambda: check_initial(self.model), "initial_states")
         self._initial = initial
         self.generated = len(initial)
         cp = self.checkpoints

@@ -195,8 +195,18 @@ def rebuild_trace(
 
 
 def _step(model: Model[Any], index: int, action: Any, state: Any) -> Step:
-    shown = None if action is None else action.shown()  # a lazy note is written out here
-    return Step(index, shown, model.describe(state), model.summary(state), state)
+    """One step of a rebuilt trace; the model's views of it (and a lazy note) are user code,
+    so what they raise is a ModelError naming the step, not an internal error."""
+    try:
+        shown = None if action is None else action.shown()  # a lazy note is written out here
+        return Step(index, shown, model.describe(state), model.summary(state), state)
+    except ModelError:
+        raise
+    except Exception as exc:
+        raise ModelError(
+            f"{model_name(model)}: showing step {index} of a trace raised "
+            f"{type(exc).__name__}: {exc} (in describe, summary or an action's note)"
+        ) from exc
 
 
 def judge(
@@ -207,9 +217,16 @@ def judge(
     The trace is verified first (`verify_trace`): its last state must decide `prop`.
     """
     if trace is not None:
-        verify_trace(prop, trace, "the model" if model is None else model_name(model))
+        who = "the model" if model is None else model_name(model)
+        verify_trace(prop, trace, who)
         verdict = Verdict.VIOLATED if prop.kind is Kind.ALWAYS else Verdict.HOLDS
-        return PropertyResult(prop, verdict, trace, prop.why(trace.last.state))
+        try:
+            why = prop.why(trace.last.state)
+        except Exception as exc:
+            raise ModelError(
+                f"{who}: the explanation of {prop.name} raised {type(exc).__name__}: {exc}", trace
+            ) from exc
+        return PropertyResult(prop, verdict, trace, why)
     if end in (EndReason.EXHAUSTED, EndReason.DECIDED):
         if prop.kind is Kind.ALWAYS:
             return PropertyResult(prop, Verdict.HOLDS, None, "holds in every reachable state")

@@ -296,3 +296,73 @@ def test_a_checkpointed_user_search_resumes(tmp_path: Path) -> None:
     whole = verify(*args, "--json", "--out", str(tmp_path / "again"))
     states = json.loads(whole.stdout)["stats"]["distinct_states"]
     assert f"{states:,} distinct states" in done.stdout
+
+
+RAISING = """
+class Steps(Model):
+    def __init__(self, where):
+        self.where = where
+    def initial_states(self):
+        return [0]
+    def successors(self, s):
+        if s < 3:
+            yield Action("inc", "c"), s + 1
+    def describe(self, s):
+        if self.where == "describe" and s == 3:
+            raise KeyError("no view")
+        return {"c": {"value": s}}
+
+def build(where):
+    if where == "builder":
+        raise ValueError("bad combination")
+    return Steps(where)
+
+def why(s):
+    raise RuntimeError("cannot say")
+
+PROTOCOLS = tuple(
+    ProtocolEntry(w, "raises in " + w, (), lambda w=w: build(w))
+    for w in ("describe", "builder", "explain")
+)
+PROPERTIES = (
+    always("below-3", lambda s: s < 3, "", why),
+    always("below-3-plain", lambda s: s < 3),
+    sometimes("one", lambda s: s == 1),
+)
+EXPECTED = {
+    "describe": {"below-3-plain": "VIOLATED", "one": "HOLDS"},
+    "builder": {"one": "HOLDS"},
+    "explain": {"below-3": "VIOLATED", "one": "HOLDS"},
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("protocol", "message"),
+    [
+        (
+            "describe",
+            "Steps: showing step 3 of a trace raised KeyError: 'no view' (in describe, summary "
+            "or an action's note)",
+        ),
+        ("builder", "builder: building the model raised ValueError: bad combination"),
+        ("explain", "Steps: the explanation of below-3 raised RuntimeError: cannot say"),
+    ],
+)
+def test_what_a_user_model_raises_is_a_model_error(
+    tmp_path: Path, protocol: str, message: str
+) -> None:
+    out = tmp_path / "out"
+    module = _module(tmp_path, RAISING)
+    result = verify("--model", module, "--protocol", protocol, "--out", str(out))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[0] == f"error: {message}"
+    assert "internal error" not in result.stderr
+    assert not out.exists()
+
+
+def test_a_bound_on_a_user_model_is_incomplete() -> None:
+    result = verify("--model", TINY, "--protocol", "tiny-lock-racy", "-p", "procs=4",
+                    "--max-states", "5")  # fmt: skip
+    assert result.exit_code == 3, result.output
+    assert "INCOMPLETE" in result.stdout

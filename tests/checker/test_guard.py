@@ -407,3 +407,20 @@ def test_a_check_without_properties_explores_everything() -> None:
     assert result.stats.distinct_states == 11
     assert result.stats.generated_states == 1 + 10 + 9
     assert result.results == ()
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        (ListState(), "ListState: a state is unhashable (a list)"),
+        (ByIdentity(4), "states of ByIdentity compare by identity"),
+        (BareInitial(), "BareInitial.initial_states() must return a sequence of states"),
+    ],
+)
+def test_check_itself_refuses_bad_initial_states(model: Model[Any], message: str) -> None:
+    """Without the guard too, `check()` and the partitioned search check the initial states
+    (cheaply: there are few), so the Python API never answers on them."""
+    prop = sometimes("anything", lambda s: True)
+    for search in (check, lambda m, p: check_parallel(m, p, workers=2)):
+        with pytest.raises(ModelError, match=re.escape(message)):
+            search(model, [prop])
