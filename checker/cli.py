@@ -35,7 +35,7 @@ from leadercheck.checker.checkpoint import Checkpoints
 from leadercheck.checker.engines import EngineOptions, default_max_memory, parse_size, searcher
 from leadercheck.checker.errors import LeadercheckError, ModelError
 from leadercheck.checker.gate import CaseOutcome, GateCase, GateReport, judge
-from leadercheck.checker.graph import state_graph
+from leadercheck.checker.graph import GraphTooLarge, StateGraph, fitting_parameters, state_graph
 from leadercheck.checker.hashing import pin_hashing
 from leadercheck.checker.measure import measure
 from leadercheck.checker.model import Model
@@ -62,6 +62,7 @@ from leadercheck.checker.render.html import overview_html
 from leadercheck.checker.render.progress import ProgressLine
 from leadercheck.checker.render.readme import check_block, replace_block
 from leadercheck.checker.render.report import MeasureTable, Run, json_report, report_lines
+from leadercheck.checker.render.text import step_count
 from leadercheck.checker.render.trace_file import load_trace
 from leadercheck.checker.replay import Replay, SavedTrace, replay
 from leadercheck.checker.result import CheckResult, EndReason, Verdict
@@ -638,7 +639,7 @@ def _verify(protocol: ProtocolEntry, catalogue: Catalogue, opts: Options) -> int
             f"{protocol.name}: {catalogue.expected_source} names no property for it"
         )
     model = _checked_model(catalogue, protocol, values, properties)
-    graph = state_graph(model) if opts.state_graph else None  # refuse a big model up front
+    graph = _state_graph(catalogue, protocol, values, model) if opts.state_graph else None
     checkpoints = _checkpoints(catalogue, protocol, values, properties, opts)
     progress = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
     try:
@@ -686,6 +687,35 @@ def _verify(protocol: ProtocolEntry, catalogue: Catalogue, opts: Options) -> int
     if code == 0 and not all(t.complete for t in tables):
         return INCOMPLETE  # a measure cut short by a bound or Ctrl-C
     return code
+
+
+def _state_graph(
+    catalogue: Catalogue, protocol: ProtocolEntry, values: dict[str, int], model: Model[Any]
+) -> StateGraph:
+    """The whole state graph, before the search; a model too big to draw is refused in one
+    line that says how big it is and which lower parameters would fit (nodes first, then
+    the last declared: the fault budgets)."""
+    try:
+        return state_graph(model)
+    except GraphTooLarge as exc:
+        params = [p for p in protocol.params if not p.choices]
+        order = [p for p in params if p.name == "nodes"]
+        order += [p for p in reversed(params) if p.name != "nodes"]
+        fit = fitting_parameters(
+            partial(catalogue.build, protocol), values, [(p.name, p.low) for p in order], exc.limit
+        )
+        if fit is not None:
+            lowered, states = fit
+            given = " ".join(f"-p {k}={v}" for k, v in lowered.items())
+            adding = any(values[p.name] != p.default for p in protocol.params)
+            hint = f"try {'adding ' if adding else ''}{given} ({states:,} states)"
+        else:
+            lower = [f"{p.name}={values[p.name]}" for p in order if values[p.name] > p.low]
+            hint = f"lower {', '.join(lower)}" if lower else "it cannot be made smaller"
+        raise LeadercheckError(
+            f"{protocol.name}: too many states for --diagram state-graph ({exc.size}; it draws"
+            f" at most {exc.limit}): {hint}, or leave it out for the sequence diagram alone"
+        ) from None
 
 
 def _checkpoints(
@@ -1030,8 +1060,8 @@ def _replay_lines(trace_file: Path, saved: SavedTrace, target: str, result: Repl
     total = len(saved.steps) - 1
     on = f", on {target}" if target != saved.protocol else ""
     lines = [
-        f"replaying {trace_file}: {saved.protocol} {saved.trace_kind or 'trace'} of {total} steps"
-        f" for {saved.property_name}{on}"
+        f"replaying {trace_file}: {saved.protocol} {saved.trace_kind or 'trace'} of"
+        f" {step_count(total)} for {saved.property_name}{on}"
     ]
     width = len(str(total))
     first = saved.steps[0].summary
@@ -1049,7 +1079,8 @@ def _replay_lines(trace_file: Path, saved: SavedTrace, target: str, result: Repl
         mark, status = ("not reached", "is not reached") if sometimes else ("holds", "holds")
         lines.append(f"  {'':>{width}}  => {prop.name} {mark} after step {last}")
     if result.reproduces:
-        lines.append(f"reproduced: all {total} steps as recorded; {prop.name} {status} again")
+        every = {0: "the initial state", 1: "the one step"}.get(total, f"all {total} steps")
+        lines.append(f"reproduced: {every} as recorded; {prop.name} {status} again")
         return lines
     lines += result.findings
     if not result.completed:

@@ -74,6 +74,18 @@ class GateReport:
         return not self.findings
 
 
+def _steps(n: int) -> str:
+    return "1 step" if n == 1 else f"{n} steps"
+
+
+def _trace_words(r: PropertyResult) -> str:
+    """'counterexample of 10 steps', or 'reached in 2 steps' for a witness."""
+    assert r.trace is not None
+    if r.trace_kind == "witness":
+        return f"reached in {_steps(len(r.trace))}"
+    return f"{r.trace_kind} of {_steps(len(r.trace))}"
+
+
 def judge(case: GateCase, result: CheckResult, shortest: bool = True) -> tuple[Row, ...]:
     """Compare one case's results with its expectations.
 
@@ -98,7 +110,7 @@ def judge(case: GateCase, result: CheckResult, shortest: bool = True) -> tuple[R
         elif r.verdict is not exp.verdict:
             got = r.verdict.value
             if r.trace is not None:
-                got += f" ({r.trace_kind} of {len(r.trace)} steps)"
+                got += f" ({_trace_words(r)})"
             findings.append(f"{where}: expected {exp.verdict.value}, got {got}")
         elif (
             shortest
@@ -107,7 +119,7 @@ def judge(case: GateCase, result: CheckResult, shortest: bool = True) -> tuple[R
             and len(r.trace) > exp.max_steps
         ):
             findings.append(
-                f"{where}: {r.trace_kind} of {len(r.trace)} steps, "
+                f"{where}: {r.trace_kind} of {_steps(len(r.trace))}, "
                 f"longer than the expected {exp.max_steps}"
             )
         if r.prop.kind is Kind.ALWAYS and r.verdict is Verdict.HOLDS and unreached:

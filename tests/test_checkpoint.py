@@ -52,7 +52,8 @@ def test_a_bound_then_resume_gives_the_uninterrupted_result(
     states = whole["stats"]["distinct_states"]
     cp = tmp_path / "cp"
     common = [*protocol, "--checkpoint-every", "0"]
-    code, cut = run(*common, "--checkpoint", str(cp), "--max-states", str(states // 3))
+    cut_args = ["--checkpoint", str(cp), "--max-states", str(states // 3)]
+    code, cut = run(*common, *cut_args, "--out", str(tmp_path / "cut"))
     assert cut["end"] == "max_states" and code in (1, 3)  # 1: a violation within the bound
     assert (cp / FILE).exists()
     code, resumed = run(*common, "--resume", str(cp), "--out", str(tmp_path / "resumed"))

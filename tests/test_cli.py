@@ -208,6 +208,7 @@ def test_an_exception_in_a_model_is_reported_with_its_trace(
     assert "  2  n1: step (to 2)" in result.stderr
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_same_command_gives_byte_identical_files(tmp_path: Path) -> None:
     for run in ("a", "b"):
         verify("--protocol", "lease-no-fencing", "--out", str(tmp_path / run))

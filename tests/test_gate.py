@@ -6,18 +6,23 @@ import json
 import shutil
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
+from leadercheck.checker import always, check, sometimes
 from leadercheck.checker.cli import main
+from leadercheck.checker.gate import GateCase, judge
+from leadercheck.checker.result import Verdict
 from leadercheck.models.catalogue import PROTOCOLS
 from leadercheck.models.cluster import ClusterState, FaultBounds
 from leadercheck.models.cluster.base import Successor
 from leadercheck.models.lease import LEASE_PARAMS, LeaseModel, _builder
 from leadercheck.models.params import ProtocolEntry
 from leadercheck.specs.expectations import load_expectations
+from tests.toys import Counter
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -200,3 +205,21 @@ def test_gate_usage_errors(args: list[str], message: str) -> None:
     result = verify(*args)
     assert result.exit_code == 2
     assert message in result.stderr
+
+
+@dataclass(frozen=True)
+class Expect:
+    prop: str
+    verdict: Verdict
+    max_steps: int | None = None
+
+
+def test_findings_say_one_step_and_a_witness_is_reached() -> None:
+    props = [always("below-1", lambda x: x < 1), sometimes("two", lambda x: x == 2)]
+    expected = [Expect("below-1", Verdict.HOLDS), Expect("two", Verdict.VIOLATED)]
+    case = GateCase("counter", {}, lambda: Counter(4), props, expected)
+    findings = [f for row in judge(case, check(Counter(4), props)) for f in row.findings]
+    assert findings == [
+        "counter below-1: expected HOLDS, got VIOLATED (counterexample of 1 step)",
+        "counter two: expected VIOLATED, got HOLDS (reached in 1 step)",
+    ]

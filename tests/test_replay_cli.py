@@ -128,6 +128,10 @@ def test_explain_tells_one_sentence_per_step() -> None:
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
     steps = [line for line in lines if line.startswith("Step ")]
-    assert [line.split(":")[0] for line in steps] == [f"Step {k}" for k in range(1, 11)]
-    assert steps[3] == 'Step 4: the clock does "tick"; no participant\'s state visibly changes.'
+    assert [line.split(" (")[0] for line in steps] == [f"Step {k}" for k in range(1, 11)]
+    assert lines[2].startswith("Root cause: the property no-stale-write")
+    assert steps[3] == (
+        "Step 4 (t=1): time passes; n1's lease runs down: 2 → 1 ticks left"
+        " and the store's ttl runs down: 2 → 1 ticks left."
+    )
     assert lines[-1].startswith("The property no-stale-write (once a write of epoch E")

@@ -31,7 +31,7 @@ def test_a_user_protocol_is_violated_and_its_trace_records_the_model(tmp_path: P
     assert result.exit_code == 1, result.output
     assert result.stdout.startswith(f"tiny-lock-racy (from {TINY})  procs=2")
     assert re.search(r"mutual-exclusion\s+VIOLATED\s+counterexample of 4 steps", result.stdout)
-    assert re.search(r"entered\s+HOLDS\s+witness of 2 steps", result.stdout)
+    assert re.search(r"entered\s+HOLDS\s+reached in 2 steps", result.stdout)
     assert "p1 and p2 are both inside" in result.stdout
     doc = json.loads((tmp_path / "tiny-lock-racy.json").read_text())
     assert doc["model"] == TINY and doc["protocol"] == "tiny-lock-racy"

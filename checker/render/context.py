@@ -31,4 +31,5 @@ class TraceContext:
         if self.title:
             return self.title
         p = self.outcome
-        return f"{self.protocol}: {p.prop.name} {p.verdict.value} in {len(self.trace)} steps"
+        n = len(self.trace)
+        return f"{self.protocol}: {p.prop.name} {p.verdict.value} in {n} step{'s' * (n != 1)}"

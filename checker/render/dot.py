@@ -1,145 +1,1364 @@
-"""The trace as a message sequence chart in Graphviz DOT.
+"""The trace as a message sequence chart that shows who believes it leads: Graphviz DOT.
 
-Layout: a header row of participants (nodes, then store and storage), then one row
-per step. Each participant is a column whose cells are joined by a dashed
-lifeline. A step is an arrow between two columns in its row (node to store, node
-to storage, node to node) or a boxed event on its actor's column (pause, crash);
-steps of no participant (tick, partition) are written in the left step column, and so
-is an arrow's note (the arrow itself carries only the action's name, so that its label
-stays clear of the cells it connects).
-When a participant's one-line summary (role, token) changes, the new summary is
-written in its cell. The deciding step and its explanation are drawn in red.
-Node ids are `h_<col>` and `c<step>_<col>`: stable, so output is byte-identical.
+A column per participant (the nodes, then the store, the storage or a proxy when the trace
+uses them), a time column (`t=N` where the clock ticks) and a step column. Read off
+`lanes.py`'s facts, it draws:
+
+- leadership as an activation bar on the node's lifeline, one colour per leadership,
+  labelled with its epoch in the view's word (`leader (term 1)`, `leader (token 2)`): a
+  split brain is two bars side by side;
+- a pause as a striped stretch of the lifeline from pause to resume, labelled with what the
+  node still believes; a crash as a cross that ends the lifeline until its restart;
+- a node partition as a shaded band behind the cut-off side (from the top if it holds in
+  the initial state) and a wall between the sides; a node cut from the store as a band too;
+- messages sloped from the sender's lifeline at the step that sends them to the
+  receiver's at the step that delivers them, one per recipient; a lost one ends in a cross;
+- calls within one step (to the store, to the storage) as level arrows, ending in a cross
+  at the wall when a partition, a crash or a cut from the store stops them; the deciding step
+  in red with the verdict box beside it, and a lasso's cycle as a bracket in the right
+  margin ("repeats forever", the reason, what holds all through the cycle);
+- a legend at the top with only what the chart uses.
+
+Positions are computed here and pinned (`layout=neato`, `pos="x,y!"`, `splines=line`), so
+the chart is the same on every run and every arrow ends exactly on a lifeline; `dot -Tsvg`
+renders it like any other DOT. Every element of step i has `class="step-{i}"` (one that
+spans steps: the step that begins it and the one that ends it), the header `header`, the
+legend `legend`; every element has a tooltip in words. Names are stable (step index and
+column), never memory addresses.
 """
 
 from __future__ import annotations
 
-from itertools import pairwise
+import html
+import textwrap
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
 import graphviz
 
+from leadercheck.checker.model import RECOVERY
 from leadercheck.checker.render.context import TraceContext
+from leadercheck.checker.render.lanes import (
+    DELIVERED,
+    IN_FLIGHT,
+    LOST,
+    Facts,
+    Lanes,
+    Leadership,
+    Message,
+    is_fault,
+    lanes,
+)
 from leadercheck.checker.render.text import loop_text
-from leadercheck.checker.trace import Step
+from leadercheck.checker.trace import Step, Trace
 
+FONT = "Helvetica"
+SIZE = 12  # body text
+SMALL = 11  # labels on the lanes
+INK = "#222222"
+MUTED = "#5d6d7e"
+LIFELINE = "#9aa5b1"
 RED = "#c0392b"
 GREEN = "#1e7d32"
-INK = "#222222"
-LIFELINE = "#9aa5b1"
-FONT = "Helvetica"
+LOSS = "#d35400"
+BAND = "#f5b041"  # a partitioned side
+WALL = "#b9770e"
+CUT = "#a569bd"  # cut from the store
+# Leadership colours: (fill, ink), one per leadership in order of start.
+PALETTE = (
+    ("#5dade2", "#1a5276"),
+    ("#f0b27a", "#935116"),
+    ("#82e0aa", "#1d6f42"),
+    ("#c39bd3", "#5b2c6f"),
+    ("#f1948a", "#78281f"),
+    ("#76d7c4", "#0e6655"),
+)
+
+# Layers, bottom to top (every edge is drawn below them all: outputorder=edgesfirst).
+MARKS, BANDS, CELLS, BAR, SEGMENT, BOXES, TAGS, LABELS, DOTS, ANCHORS = range(10)
+
+# Geometry, in points (y grows downwards here; DOT's grows upwards).
+TIME_X = 22.0
+STEP_LEFT = 48.0
+STEP_W = 260.0
+LANE_W = 160.0
+FIRST_LANE = STEP_LEFT + STEP_W + 24 + LANE_W / 2
+ROW_H = 44.0
+LINE_H = 15.0
+BAR_W = 12.0
+HEADER_H = 40.0
+TAIL = 40.0
+LEGEND_ROW = 20.0
+STEP_CHARS = 38
+
+EPOCH_MEANING = {
+    "term": "term N: the election term the node is in",
+    "token": "token N: the lease (fencing) token the store handed out",
+    "znode": "znode N: the sequence number of its election znode",
+    "epoch": "epoch N: leaderships as the checker counts them (the protocol has no epoch)",
+}
 
 
-def _wrap(text: str) -> str:
-    """Break summaries at commas so columns stay narrow."""
-    return text.replace(", ", ",\n")
+def _width(text: str, size: float = SIZE, fit: float = 0.6) -> float:
+    """A generous estimate of the width of `text` in Helvetica at `size` points (text is
+    aligned within a cell of this width, so too wide only leaves room to its side)."""
+    return len(text) * size * fit
+
+
+def _esc(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
+def _classes(*steps: int | None, kind: str = "") -> str:
+    names = dict.fromkeys(f"step-{i}" for i in steps if i is not None)
+    return " ".join([*names, *([kind] if kind else [])])
+
+
+@dataclass
+class _Canvas:
+    """Nodes in layers (drawn after every edge: `outputorder=edgesfirst`) and edges."""
+
+    nodes: list[tuple[int, str, dict[str, str]]] = field(default_factory=list)
+    edges: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
+    names: set[str] = field(default_factory=set)
+    placed: list[tuple[float, float, float, float]] = field(default_factory=list)  # text boxes
+
+    def crowding(self, left: float, top: float, right: float, bottom: float) -> float:
+        """How much of the text placed so far this box overlaps (0: none)."""
+        return sum(
+            max(0.0, min(r, right) - max(x, left)) * max(0.0, min(b, bottom) - max(t, top))
+            for x, t, r, b in self.placed
+        )
+
+    def free(self, left: float, top: float, right: float, bottom: float) -> bool:
+        """Whether no text placed so far overlaps this box."""
+        return self.crowding(left, top, right, bottom) == 0
+
+    def right_of(self, top: float, bottom: float, beyond: float) -> float:
+        """The rightmost edge of the text placed between top and bottom, right of `beyond`."""
+        return max(
+            [r for x, t, r, b in self.placed if x > beyond and t < bottom and top < b],
+            default=beyond,
+        )
+
+    def node(self, layer: int, name: str, x: float, y: float, **attrs: str) -> str:
+        assert name not in self.names, name
+        self.names.add(name)
+        attrs = {"pos": f"{x:.1f},{-y:.1f}!", "id": f"chart-{name}", **attrs}
+        self.nodes.append((layer, name, attrs))
+        return name
+
+    def point(self, name: str, x: float, y: float, css: str, tip: str) -> str:
+        """An invisible anchor of zero size: where a line starts or ends."""
+        return self.node(
+            ANCHORS,
+            name,
+            x,
+            y,
+            shape="point",
+            width="0",
+            height="0",
+            style="invis",
+            label="",
+            **{"class": css, "tooltip": tip},
+        )
+
+    def line(self, a: str, b: str, css: str, tip: str, **attrs: str) -> None:
+        attrs = {"arrowhead": "none", "class": css, "tooltip": tip, **attrs}
+        self.edges.append((a, b, attrs))
+
+    def segment(
+        self, name: str, x1: float, y1: float, x2: float, y2: float, css: str, tip: str, **a: str
+    ) -> None:
+        """A straight line from (x1, y1) to (x2, y2), between two anchors of its own."""
+        self.line(
+            self.point(f"{name}_a", x1, y1, css, tip),
+            self.point(f"{name}_b", x2, y2, css, tip),
+            css,
+            tip,
+            **a,
+        )
+
+    def box(
+        self,
+        layer: int,
+        name: str,
+        left: float,
+        top: float,
+        w: float,
+        h: float,
+        css: str,
+        tip: str,
+        **attrs: str,
+    ) -> str:
+        return self.node(
+            layer,
+            name,
+            left + w / 2,
+            top + h / 2,
+            shape="box",
+            fixedsize="true",
+            width=f"{w / 72:.3f}",
+            height=f"{h / 72:.3f}",
+            label="",
+            **{"class": css, "tooltip": tip},
+            **attrs,
+        )
+
+    def text(
+        self,
+        layer: int,
+        name: str,
+        x: float,
+        y: float,
+        lines: Sequence[str],
+        css: str,
+        tip: str,
+        *,
+        size: float = SMALL,
+        color: str = INK,
+        align: str = "LEFT",
+        bold_first: bool = False,
+        bgcolor: str = "",
+        width: float = 0.0,
+    ) -> float:
+        """Text whose left edge (LEFT), centre (CENTER) or right edge (RIGHT) is at x, in a
+        cell `width` wide (0: as wide as the text looks); returns the cell's width."""
+        fit = 0.55 if bgcolor else 0.6  # a background shows how wide the cell is: keep it close
+        w = width or (
+            max(_width(line, size + (bold_first and k == 0), fit) for k, line in enumerate(lines))
+            + 4
+        )
+        body = "<BR/>".join(
+            f"<B>{_esc(line)}</B>" if bold_first and k == 0 else _esc(line)
+            for k, line in enumerate(lines)
+        )
+        text = f'<FONT POINT-SIZE="{size:g}" COLOR="{color}">{body}</FONT>'
+        if bgcolor:  # behind the text, as wide as the cell
+            text = (
+                f'<TABLE BORDER="0" CELLPADDING="1" CELLSPACING="0" BGCOLOR="{bgcolor}">'
+                f'<TR><TD ALIGN="{align}" BALIGN="{align}">{text}</TD></TR></TABLE>'
+            )
+        cell = "" if align == "CENTER" else f' WIDTH="{w:.0f}"'  # room to align within
+        label = (
+            '<<TABLE BORDER="0" CELLBORDER="0" CELLPADDING="1" CELLSPACING="0">'
+            f'<TR><TD ALIGN="{align}" BALIGN="{align}"{cell}>{text}</TD></TR></TABLE>>'
+        )
+        cx = {"LEFT": x + w / 2 + 1, "RIGHT": x - w / 2 - 1}.get(align, x)
+        self.placed.append(_text_box(lines, x, y, size, align))
+        self.node(
+            layer,
+            name,
+            cx,
+            y,
+            shape="plaintext",
+            margin="0",
+            width="0",
+            height="0",
+            label=label,
+            **{"class": css, "tooltip": tip},
+        )
+        return w
+
+    def source(self, headline: str) -> str:
+        g = graphviz.Digraph(name="chart")
+        g.attr(
+            "graph",
+            layout="neato",
+            inputscale="72",
+            splines="line",
+            overlap="true",
+            outputorder="edgesfirst",
+            label=headline,
+            labelloc="t",
+            fontname=FONT,
+            fontsize="15",
+            pad="0.25",
+            tooltip=headline,
+        )
+        g.attr("node", fontname=FONT, fontsize=str(SIZE))
+        g.attr("edge", fontname=FONT, fontsize=str(SMALL), color=INK, arrowsize="0.8")
+        for _, name, attrs in sorted(self.nodes, key=lambda n: n[0]):  # stable within a layer
+            g.node(name, _attributes=attrs)
+        for a, b, attrs in self.edges:
+            g.edge(a, b, _attributes=attrs)
+        return g.source
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """Where each row is: `tops[i]` and `heights[i]` of step i, in points downwards."""
+
+    tops: tuple[float, ...]
+    heights: tuple[float, ...]
+    header_bottom: float
+
+    def c(self, i: int) -> float:
+        return self.tops[i] + self.heights[i] / 2
+
+    @property
+    def end(self) -> float:
+        return self.tops[-1] + self.heights[-1] + TAIL
+
+    def start(self, i: int) -> float:
+        """Where a fact that holds from step i begins (step 0: under the header)."""
+        return self.header_bottom if i == 0 else self.c(i)
+
+    def stop(self, i: int) -> float:
+        """Where a fact that holds until step i (exclusive) ends."""
+        return self.c(i) if i < len(self.tops) else self.end
+
+
+def _step_lines(step: Step) -> tuple[str, list[str]]:
+    """A step's head (`6  n2 promote`) and its note wrapped to the step column."""
+    act = step.action
+    if act is None:
+        return f"{step.index}  initial state", []
+    note = act.shown().note
+    who = f"{act.actor} \u2192 {act.target}" if act.target else act.actor
+    return f"{step.index}  {who}: {act.name}", textwrap.wrap(str(note), STEP_CHARS)
+
+
+def _action_words(step: Step) -> str:
+    act = step.action
+    return f"step {step.index}: initial state" if act is None else f"step {step.index}: {act}"
+
+
+class _Chart:
+    def __init__(self, ctx: TraceContext) -> None:
+        self.ctx = ctx
+        self.trace: Trace = ctx.trace
+        self.lanes: Lanes = lanes(self.trace)
+        self.last = len(self.trace)
+        self.accent = RED if ctx.kind == "counterexample" else GREEN
+        self.cols = self.lanes.columns
+        self.x = {name: FIRST_LANE + k * LANE_W for k, name in enumerate(self.cols)}
+        self.lanes_right = (
+            FIRST_LANE + (len(self.cols) - 0.5) * LANE_W if self.cols else (STEP_LEFT + STEP_W + 24)
+        )
+        self.canvas = _Canvas()
+        self.colour = {
+            (lead.who, lead.start): PALETTE[k % len(PALETTE)]
+            for k, lead in enumerate(self.lanes.leaderships)
+        }
+        # Rows: tall enough for the step text.
+        heights = tuple(
+            max(ROW_H, LINE_H * (1 + len(_step_lines(s)[1])) + 12) for s in self.trace.steps
+        )
+        self.legend_entries = self._legend_entries()
+        self.legend_rows, self.legend_widths = _legend_layout(
+            [words for _, words in self.legend_entries], self.lanes_right + 260
+        )
+        self.legend_h = self.legend_rows * LEGEND_ROW + 16 if self.legend_entries else 0.0
+        header_top = self.legend_h + 22
+        self.header_y = header_top + HEADER_H / 2
+        first_top = header_top + HEADER_H + 10
+        tops, top = [], first_top
+        for h in heights:
+            tops.append(top)
+            top += h
+        self.grid = _Grid(tuple(tops), heights, header_top + HEADER_H)
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def facts(self, i: int, name: str) -> Facts:
+        return self.lanes.facts[i][name]
+
+    def leading(self, name: str, i: int) -> Leadership | None:
+        for lead in self.lanes.leaderships:
+            if lead.who == name and i in lead:
+                return lead
+        return None
+
+    def edge_x(self, name: str, i: int, toward: float) -> float:
+        """Where a line to or from lane `name` at step i meets it: the lifeline, or the edge
+        of the bar or pause stripe drawn over it."""
+        x = self.x[name]
+        covered = self.leading(name, i) is not None or any(
+            p.who == name and i in p for p in self.lanes.pauses
+        )
+        if not covered:
+            return x
+        return x + (BAR_W / 2 if toward > x else -BAR_W / 2)
+
+    def deciding(self, i: int) -> bool:
+        return i == self.last
+
+    # -- the chart ---------------------------------------------------------------------------
+
+    def build(self) -> str:
+        self._legend()
+        self._header()
+        self._rows()
+        self._lifelines()
+        self._leaderships()
+        self._pauses()
+        self._roles()
+        self._calls()
+        self._messages()
+        self._partitions()  # their tags find room among the labels above
+        self._store_cuts()
+        self._verdict()
+        return self.canvas.source(self.ctx.headline)
+
+    # legend --------------------------------------------------------------------------------
+
+    def _legend_entries(self) -> list[tuple[str, str]]:
+        """(swatch kind, text) for what this chart uses."""
+        ln = self.lanes
+        out: list[tuple[str, str]] = []
+        if ln.leaderships:
+            out.append(("bar", "leader: bar while the node believes it leads"))
+        if ln.split_brains():
+            out.append(("bars", "two bars at once: two nodes both believe they lead"))
+        words = dict.fromkeys(lead.word for lead in ln.leaderships if lead.word)
+        words.update(
+            dict.fromkeys(f.word for row in ln.facts for f in row.values() if f.word == "term")
+        )
+        for word in words:
+            out.append(("word", EPOCH_MEANING.get(word, f"{word} N: its epoch")))
+        roles = dict.fromkeys(
+            f.role for row in ln.facts for f in row.values() if f.role is not None
+        )
+        if roles:
+            out.append(("word", "roles as the nodes name them: " + ", ".join(roles)))
+        if ln.pauses:
+            out.append(("pause", "paused: stopped while time passes, still believes what it did"))
+        if ln.crashes:
+            out.append(("crash", "crashed: the lifeline stops until the restart"))
+        if ln.partitions:
+            out.append(("band", "partition: this side is cut off from the other nodes"))
+        if ln.store_cuts:
+            out.append(("cut", "cut from the store: the node cannot reach it"))
+        if ln.messages:
+            out.append(("message", "message: sent at one step, received at a later one"))
+        blocked = any(
+            s.action is not None
+            and s.action.target in self.x
+            and s.action.actor in self.x
+            and s.action.actor != s.action.target
+            and not is_fault(s.action)
+            and self._blocked_at(s.action.actor, s.action.target, s.index) is not None
+            for s in self.trace.steps[1:]
+        )
+        if blocked or any(m.fate == LOST for m in ln.messages):
+            out.append(("lost", "lost, or cannot arrive: ends in a cross where it stops"))
+        if any(ln.ticks):
+            out.append(("word", "t=N: clock ticks so far"))
+        if self.trace.loop_from is not None:
+            out.append(("loop", "bracket: the steps that repeat forever"))
+        return out
+
+    def _legend(self) -> None:
+        cv, css = self.canvas, "legend"
+        if not self.legend_entries:
+            return
+        rows, widths = self.legend_rows, self.legend_widths
+        cv.box(
+            MARKS,
+            "legend",
+            6,
+            0,
+            sum(widths) + 14,
+            self.legend_h,
+            css,
+            "legend",
+            color="#d5d8dc",
+            style="rounded",
+        )
+        for k, (kind, words) in enumerate(self.legend_entries):
+            col, row = divmod(k, rows)
+            left = 16 + sum(widths[:col])
+            y = 8 + LEGEND_ROW * row + LEGEND_ROW / 2
+            self._swatch(f"legend_{k}", kind, left, y, words)
+            cv.text(TAGS, f"legend_{k}_text", left + 34, y, [words], css, words, size=SMALL)
+
+    def _swatch(self, name: str, kind: str, left: float, y: float, tip: str) -> None:
+        cv, css = self.canvas, "legend"
+        (fill, ink), (fill2, ink2) = PALETTE[0], PALETTE[1]
+        boxes: dict[str, list[tuple[int, float, float, dict[str, str]]]] = {
+            "bar": [(BAR, left + 8, BAR_W * 0.8, _filled(fill, ink))],
+            "bars": [
+                (BAR, left + 2, BAR_W * 0.8, _filled(fill, ink)),
+                (BAR, left + 16, BAR_W * 0.8, _filled(fill2, ink2)),
+            ],
+            "pause": [(BAR, left + 8, BAR_W, {**_filled(_stripes(fill), ink), "style": "striped"})],
+            "band": [(BANDS, left, 26, _filled(BAND + "55"))],
+            "cut": [(BANDS, left, 26, _filled(CUT + "40"))],
+        }
+        for k, (layer, x, w, style) in enumerate(boxes.get(kind, [])):
+            cv.box(layer, f"{name}_{k}", x, y - 8, w, 16, css, tip, **style)
+        if kind in ("crash", "lost"):
+            self._cross(name, left + 13, y, css, tip)
+        elif kind == "message":
+            cv.segment(name, left, y + 5, left + 26, y - 5, css, tip, arrowhead="normal")
+        elif kind == "loop":
+            self._bracket(name, left + 6, y - 7, y + 7, css, tip, tick=6)
+
+    # header and rows -------------------------------------------------------------------------
+
+    def _header(self) -> None:
+        cv, css, y = self.canvas, "header", self.header_y
+        cv.text(
+            TAGS,
+            "h_time",
+            TIME_X,
+            y,
+            ["time"],
+            css,
+            "clock ticks so far",
+            color=MUTED,
+            align="CENTER",
+        )
+        cv.text(
+            TAGS, "h_step", STEP_LEFT, y, ["step"], css, "the step and what happened", color=MUTED
+        )
+        first = self.trace.steps[0]
+        for name in self.cols:
+            f = self.facts(0, name)
+            lines = [name]
+            if name in self.lanes.nodes and not f.believes:
+                lines.append(f.standing)
+            elif name not in self.lanes.nodes:
+                lines.append(first.summary.get(name, ""))
+            tip = f"{name} at the start: {first.summary.get(name, '')}".rstrip(": ")
+            cv.box(
+                BOXES,
+                f"h_{name}",
+                self.x[name] - 55,
+                y - HEADER_H / 2,
+                110,
+                HEADER_H,
+                css,
+                tip,
+                style="rounded,filled",
+                fillcolor="#e8eef7",
+                color="#8ea3bf",
+            )
+            cv.text(
+                TAGS,
+                f"h_{name}_name",
+                self.x[name],
+                y,
+                [x for x in lines if x],
+                css,
+                tip,
+                size=SIZE,
+                align="CENTER",
+                bold_first=True,
+            )
+
+    def _rows(self) -> None:
+        cv, g = self.canvas, self.grid
+        left, right = 6.0, self.lanes_right + 10
+        for step in self.trace.steps:
+            i = step.index
+            css = _classes(i, kind="row")
+            words = _action_words(step)
+            color = self.accent if self.deciding(i) else INK
+            if self.deciding(i):
+                cv.box(
+                    MARKS,
+                    f"r{i}_mark",
+                    left,
+                    g.tops[i],
+                    right - left,
+                    g.heights[i],
+                    css,
+                    words,
+                    **_filled(self.accent + "1c", self.accent + "1c"),
+                )
+            # the time column
+            if i == 0 or self.lanes.ticks[i]:
+                t = self.lanes.times[i]
+                tip = f"step {i}: {t} tick{'s' * (t != 1)} so far"
+                cv.text(
+                    TAGS,
+                    f"r{i}_time",
+                    TIME_X,
+                    g.c(i),
+                    [f"t={t}"],
+                    _classes(i, kind="time"),
+                    tip,
+                    size=SIZE,
+                    color=INK if i else MUTED,
+                    align="CENTER",
+                    bold_first=bool(i),
+                )
+                if i:
+                    cv.segment(
+                        f"r{i}_tick",
+                        FIRST_LANE - LANE_W / 2 + 4,
+                        g.c(i),
+                        self.lanes_right - 4,
+                        g.c(i),
+                        _classes(i, kind="time"),
+                        tip,
+                        style="dotted",
+                        color="#d5d8dc",
+                    )
+            # the step column
+            head, note = _step_lines(step)
+            cv.text(
+                TAGS,
+                f"r{i}_step",
+                STEP_LEFT,
+                g.c(i),
+                [head, *note],
+                _classes(i, kind="step"),
+                words,
+                size=SIZE,
+                color=color,
+                bold_first=True,
+                width=STEP_W,
+            )
+            # a hover cell per lane, with the participant's summary
+            for name in self.cols:
+                tip = f"step {i}, {name}: {self._cell_words(step, name)}"
+                cv.box(
+                    CELLS,
+                    f"r{i}_{name}",
+                    self.x[name] - LANE_W / 2,
+                    g.tops[i],
+                    LANE_W,
+                    g.heights[i],
+                    _classes(i, kind="cell"),
+                    tip,
+                    **_filled("#ffffff00", "#ffffff00"),
+                )
+            # the actor's mark
+            act = step.action
+            marked = (
+                act is not None
+                and not is_fault(act)
+                and act.kind != RECOVERY
+                and act.name not in ("resume", "restart")  # a saved trace's have no kind
+            )
+            if act is not None and marked and act.actor in self.x and not self._delivers(i):
+                x = self.x[act.actor]
+                cv.node(
+                    DOTS,
+                    f"r{i}_actor",
+                    x,
+                    g.c(i),
+                    shape="circle",
+                    width="0.09",
+                    height="0.09",
+                    fixedsize="true",
+                    label="",
+                    **_filled(color, "white"),
+                    **{"class": _classes(i, kind="actor"), "tooltip": words},
+                )
+
+    def _cell_words(self, step: Step, name: str) -> str:
+        f = self.facts(step.index, name)
+        parts = [step.summary.get(name, "")]
+        if f.paused and f.believes:
+            parts.append("paused, still believes it leads")
+        if f.island or f.rest:
+            part = next(p for p in self.lanes.partitions if step.index in range(p.start, p.stop))
+            parts.append(f"partition {part.title}")
+        if f.cut_from_store:
+            parts.append("cut from the store")
+        return "; ".join(p for p in parts if p)
+
+    # bands ---------------------------------------------------------------------------------
+
+    def _partitions(self) -> None:
+        cv, g = self.canvas, self.grid
+        nodes = self.lanes.nodes
+        for k, part in enumerate(self.lanes.partitions):
+            css = _classes(
+                part.start, part.stop if part.stop <= self.last else None, kind="partition"
+            )
+            top, bottom = g.start(part.start), g.stop(part.stop)
+            since = "from the start" if part.start == 0 else f"from step {part.start}"
+            until = f"until step {part.stop}" if part.stop <= self.last else "to the end"
+            tip = f"partition {part.title}: {since} {until}"
+            runs = _runs_of(nodes, set(part.island))
+            for r, (a, b) in enumerate(runs):
+                left = self.x[nodes[a]] - LANE_W / 2 + 3
+                width = (b - a + 1) * LANE_W - 6
+                cv.box(
+                    BANDS,
+                    f"part{k}_{r}",
+                    left,
+                    top,
+                    width,
+                    bottom - top,
+                    css,
+                    tip,
+                    **_filled(BAND + "40", BAND + "90"),
+                )
+                words = [f"partitioned {since}" if part.start == 0 else "partitioned"]
+                x, y, align = self._tag_spot(words, left + 3, left + width - 3, top, bottom)
+                cv.text(
+                    TAGS,
+                    f"part{k}_{r}_tag",
+                    x,
+                    y,
+                    words,
+                    css,
+                    tip,
+                    size=SMALL,
+                    color="#7e5109",
+                    bgcolor=BAND + "b0",
+                    align=align,
+                )
+            for w, pos in enumerate(_walls(nodes, set(part.island))):
+                x = (self.x[nodes[pos - 1]] + self.x[nodes[pos]]) / 2
+                cv.segment(
+                    f"part{k}_wall{w}",
+                    x,
+                    top,
+                    x,
+                    bottom,
+                    css,
+                    tip,
+                    color=WALL,
+                    style="dashed",
+                    penwidth="3",
+                )
+
+    def _tag_spot(
+        self, words: Sequence[str], left: float, right: float, top: float, bottom: float
+    ) -> tuple[float, float, str]:
+        """A free spot for a band's tag inside the band: at its top, right or left, then
+        lower down; else its top right."""
+        spots = [
+            (x, top + 9 + k * LINE_H, align)
+            for k in range(max(1, int((bottom - top - 12) // LINE_H)))
+            for x, align in ((right, "RIGHT"), (left, "LEFT"))
+        ]
+        for x, y, align in spots:
+            if self.canvas.free(*_text_box(words, x, y, SMALL, align)):
+                return x, y, align
+        return spots[0]
+
+    def _store_cuts(self) -> None:
+        cv, g = self.canvas, self.grid
+        for k, cut in enumerate(self.lanes.store_cuts):
+            css = _classes(cut.start, cut.stop if cut.stop <= self.last else None, kind="cut")
+            top, bottom = g.start(cut.start), g.stop(cut.stop)
+            tip = f"{cut.who} cut from the store from step {cut.start}"
+            left = self.x[cut.who] - LANE_W / 2 + 8
+            cv.box(
+                BANDS,
+                f"cut{k}",
+                left,
+                top,
+                LANE_W - 16,
+                bottom - top,
+                css,
+                tip,
+                **_filled(CUT + "30", CUT + "80"),
+            )
+            words = ["cut from store"]
+            x, y, align = self._tag_spot(words, left + 3, left + LANE_W - 19, top, bottom)
+            cv.text(
+                TAGS,
+                f"cut{k}_tag",
+                x,
+                y,
+                words,
+                css,
+                tip,
+                size=SMALL,
+                color="#4a235a",
+                bgcolor=CUT + "60",
+                align=align,
+            )
+
+    # lifelines, bars, pauses, crashes ----------------------------------------------------------
+
+    def _lifelines(self) -> None:
+        cv, g = self.canvas, self.grid
+        for name in self.cols:
+            x = self.x[name]
+            down = [c for c in self.lanes.crashes if c.who == name]
+            alive, start = [], 0
+            for c in down:
+                alive.append((start, c.start))
+                start = c.stop
+            if start < len(self.trace.steps):
+                alive.append((start, len(self.trace.steps)))
+            for k, (a, b) in enumerate(alive):
+                top = g.start(a) if a else self.header_y + HEADER_H / 2
+                cv.segment(
+                    f"life_{name}_{k}",
+                    x,
+                    top,
+                    x,
+                    g.stop(b),
+                    "lifeline",
+                    f"{name}'s lifeline",
+                    style="dashed",
+                    color=LIFELINE,
+                )
+            for k, c in enumerate(down):
+                ended = c.stop <= self.last
+                css = _classes(c.start, c.stop if ended else None, kind="crash")
+                tip = f"{name} crashed at step {c.start}" + (
+                    f", restarted at step {c.stop}" if ended else ""
+                )
+                self._cross(f"crash_{name}_{k}", x, g.c(c.start), css, tip, size=9)
+                cv.text(
+                    TAGS,
+                    f"crash_{name}_{k}_tag",
+                    x + 12,
+                    g.c(c.start),
+                    ["crashed"],
+                    css,
+                    tip,
+                    color=LOSS,
+                )
+                cv.segment(
+                    f"crash_{name}_{k}_gap",
+                    x,
+                    g.c(c.start) + 9,
+                    x,
+                    g.stop(c.stop),
+                    css,
+                    tip,
+                    style="dotted",
+                    color="#e5e7e9",
+                )
+                if ended:
+                    now = self.facts(c.stop, name)
+                    words = f"restarted: {now.standing}" if now.standing else "restarted"
+                    cv.text(
+                        TAGS,
+                        f"crash_{name}_{k}_up",
+                        x + 6,
+                        g.c(c.stop) - 9,
+                        [words],
+                        css,
+                        tip,
+                        color=MUTED,
+                    )
+
+    def _leaderships(self) -> None:
+        cv, g = self.canvas, self.grid
+        for k, lead in enumerate(self.lanes.leaderships):
+            fill, ink = self.colour[(lead.who, lead.start)]
+            ended = lead.stop <= self.last
+            css = _classes(lead.start, lead.stop if ended else None, kind="lead")
+            top, bottom = g.start(lead.start), g.stop(lead.stop)
+            if any(c.who == lead.who and c.start == lead.stop for c in self.lanes.crashes):
+                bottom -= 10  # it ends in the crash's cross
+            span = f"steps {lead.start}-{lead.stop - 1}" if ended else f"from step {lead.start}"
+            tip = f"{lead.who} believes it leads, {lead.title}: {span}"
+            x = self.x[lead.who]
+            # the bar where it runs; a pause over it is drawn by _pauses
+            cv.box(
+                BAR,
+                f"lead{k}",
+                x - BAR_W / 2,
+                top,
+                BAR_W,
+                bottom - top,
+                css,
+                tip,
+                **_filled(fill, ink),
+                penwidth="1.2",
+            )
+            cv.placed.append((x - BAR_W / 2, top, x + BAR_W / 2, bottom))
+            cv.text(
+                TAGS,
+                f"lead{k}_tag",
+                x + BAR_W / 2 + 4,
+                top + 9,
+                [lead.title],
+                css,
+                tip,
+                size=SMALL,
+                color=ink,
+                bold_first=True,
+            )
+            if not ended and lead.start < self.last - 2:  # said again where it is decided
+                cv.text(
+                    TAGS,
+                    f"lead{k}_again",
+                    x + BAR_W / 2 + 4,
+                    g.c(self.last) + 12,
+                    [lead.title],
+                    _classes(self.last, kind="lead"),
+                    tip,
+                    size=SMALL,
+                    color=ink,
+                    bold_first=True,
+                )
+        self._split_brains()
+
+    def _split_brains(self) -> None:
+        """A red double arrow between two bars where two nodes first both believe they lead."""
+        cv, g = self.canvas, self.grid
+        pairs: set[frozenset[str]] = set()
+        for k, (a, b) in enumerate(self.lanes.split_brains()):
+            if frozenset((a.who, b.who)) in pairs:
+                continue  # marked where these two first both lead
+            pairs.add(frozenset((a.who, b.who)))
+            i = max(a.start, b.start)
+            left, right = sorted((a, b), key=lambda lead: self.x[lead.who])
+            x1, x2 = self.x[left.who] + BAR_W / 2, self.x[right.who] - BAR_W / 2
+            y = g.c(i) + (self.grid.heights[i] / 2 - 6 if i < self.last else 26)
+            css = _classes(i, kind="split-brain")
+            tip = (
+                f"from step {i}, {a.who} as {a.title} and {b.who} as {b.title}: "
+                "two nodes both believe they lead"
+            )
+            cv.segment(
+                f"brain{k}",
+                x1,
+                y,
+                x2,
+                y,
+                css,
+                tip,
+                color=RED,
+                penwidth="2",
+                style="dashed",
+                dir="both",
+                arrowhead="normal",
+                arrowtail="normal",
+                arrowsize="0.7",
+            )
+            cv.text(
+                LABELS,
+                f"brain{k}_tag",
+                (x1 + x2) / 2,
+                y + 10,
+                ["two leaders"],
+                css,
+                tip,
+                size=SMALL,
+                color=RED,
+                align="CENTER",
+                bold_first=True,
+                bgcolor="#ffffffd0",
+            )
+
+    def _pauses(self) -> None:
+        cv, g = self.canvas, self.grid
+        for k, pause in enumerate(self.lanes.pauses):
+            ended = pause.stop <= self.last
+            css = _classes(pause.start, pause.stop if ended else None, kind="pause")
+            top, bottom = g.c(pause.start), g.stop(pause.stop)
+            lead = self.leading(pause.who, pause.start)
+            fill, ink = self.colour[(lead.who, lead.start)] if lead else ("#aab7b8", "#566573")
+            span = f"resumed at step {pause.stop}" if ended else "never resumed"
+            tip = f"{pause.who} paused at step {pause.start}, {span}; it still believes: " + (
+                pause.belief
+            )
+            x = self.x[pause.who]
+            cv.box(
+                SEGMENT,
+                f"pause{k}",
+                x - BAR_W / 2 - 1,
+                top,
+                BAR_W + 2,
+                bottom - top,
+                css,
+                tip,
+                style="striped",
+                fillcolor=_stripes(fill),
+                color=ink,
+                penwidth="1.2",
+            )
+            believes = "believes " + pause.belief if pause.believes_leader else pause.belief
+            cv.text(
+                TAGS,
+                f"pause{k}_tag",
+                x + BAR_W / 2 + 4,
+                top + 9 + LINE_H,
+                ["paused, still", believes],
+                css,
+                tip,
+                size=SMALL,
+                color=ink,
+                bgcolor="#ffffffc0",
+            )
+            if ended:
+                now = self.facts(pause.stop, pause.who)
+                after = "resumed" if now.believes else f"resumed: {now.standing}"
+                cv.text(
+                    TAGS,
+                    f"pause{k}_end",
+                    x + BAR_W / 2 + 4,
+                    g.c(pause.stop) - 9,
+                    [after],
+                    css,
+                    tip,
+                    color=MUTED,
+                )
+
+    def _roles(self) -> None:
+        """A node's role and epoch where they change, while it does not lead."""
+        cv, g = self.canvas, self.grid
+        for name in self.lanes.nodes:
+            shown = None
+            for i in range(len(self.trace.steps)):
+                f = self.facts(i, name)
+                title = f.standing
+                if f.believes or f.crashed or f.paused:
+                    shown = None if not f.paused else shown
+                    continue
+                if i == 0:
+                    shown = title  # written in the header
+                    continue
+                resumed = any(p.who == name and p.stop == i for p in self.lanes.pauses) or any(
+                    c.who == name and c.stop == i for c in self.lanes.crashes
+                )
+                if title != shown and not resumed:  # a resume or restart says the role itself
+                    tip = f"step {i}: {name} is {title}"
+                    x, align = self._free_side(name, i)
+                    cv.text(
+                        TAGS,
+                        f"role_{name}_{i}",
+                        x,
+                        g.c(i) - 9,
+                        [title],
+                        _classes(i, kind="role"),
+                        tip,
+                        color=MUTED,
+                        align=align,
+                    )
+                shown = title
+
+    def _free_side(self, name: str, i: int) -> tuple[float, str]:
+        """Where a label beside lane `name` at step i goes: the right, unless a message
+        arrives there from the right (then the left)."""
+        x = self.x[name]
+        from_right = any(
+            m.receiver == name and m.ended == i and self.x.get(m.sender, x) > x
+            for m in self.lanes.messages
+        )
+        return (x - 6, "RIGHT") if from_right else (x + 6, "LEFT")
+
+    # arrows ------------------------------------------------------------------------------------
+
+    def _delivers(self, i: int) -> bool:
+        return any(m.ended == i and m.fate == DELIVERED for m in self.lanes.messages)
+
+    def _calls(self) -> None:
+        """Actions between two lanes within one step (not message deliveries): level arrows."""
+        cv, g = self.canvas, self.grid
+        for step in self.trace.steps[1:]:
+            act, i = step.action, step.index
+            if act is None or act.target is None or self._delivers(i):
+                continue
+            if act.actor not in self.x or act.target not in self.x or act.actor == act.target:
+                continue
+            if is_fault(act):  # a link cut or the like: its band or cross says it
+                continue
+            deciding = self.deciding(i)
+            color = self.accent if deciding else INK
+            x1, x2 = self.x[act.actor], self.x[act.target]
+            y = g.c(i)
+            css, words = _classes(i, kind="call"), _action_words(step)
+            start = self.edge_x(act.actor, i, x2)
+            stop = self._blocked_at(act.actor, act.target, i)
+            width = "2.2" if deciding else "1.2"
+            if stop is None:
+                cv.segment(
+                    f"call{i}",
+                    start,
+                    y,
+                    self.edge_x(act.target, i, x1),
+                    y,
+                    css,
+                    words,
+                    arrowhead="normal",
+                    color=color,
+                    penwidth=width,
+                )
+            else:  # it cannot get there: across a partition, to a crashed or cut-off lane
+                cv.segment(f"call{i}", start, y, stop, y, css, words, color=color, penwidth=width)
+                self._cross(f"call{i}_lost", stop, y, css, words)
+                x2 = stop
+            cv.text(
+                LABELS,
+                f"call{i}_tag",
+                (x1 + x2) / 2,
+                y - 9,
+                [act.name],
+                css,
+                words,
+                color=color,
+                align="CENTER",
+                bgcolor="#ffffffb0",
+            )
+
+    def _blocked_at(self, actor: str, target: str, i: int) -> float | None:
+        """Where a call from actor to target at step i stops, if it cannot arrive: at the
+        wall of a partition between them, short of a crashed target, or short of the store
+        for a node cut from it (all as they were before the step); None if it arrives."""
+        before = self.lanes.facts[i - 1]
+        a, t = before[actor], before[target]
+        x1, x2 = self.x[actor], self.x[target]
+        nodes = self.lanes.nodes
+        if actor in nodes and target in nodes and (a.island or a.rest) and a.island != t.island:
+            k, toward = nodes.index(actor), 1 if x2 > x1 else -1
+            while before[nodes[k + toward]].island == a.island:
+                k += toward
+            return (self.x[nodes[k]] + self.x[nodes[k + toward]]) / 2
+        if t.crashed or (a.cut_from_store and target == "store"):
+            return x2 - (x2 - x1) * 0.3
+        return None
+
+    def _messages(self) -> None:
+        cv, g = self.canvas, self.grid
+        for k, m in enumerate(self.lanes.messages):
+            if m.sender not in self.x or m.receiver not in self.x:
+                continue
+            xs, xr = self.x[m.sender], self.x[m.receiver]
+            y1 = g.c(m.sent) if m.sent else g.c(0)
+            x1 = self.edge_x(m.sender, m.sent, xr)
+            deciding = m.ended == self.last and m.fate == DELIVERED
+            color = self.accent if deciding else "#34495e"
+            css = _classes(m.sent, m.ended, kind="message")
+            tip = self._message_words(m)
+            if m.fate == DELIVERED and m.ended is not None:
+                x2, y2 = self.edge_x(m.receiver, m.ended, xs), g.c(m.ended)
+                cv.segment(
+                    f"msg{k}",
+                    x1,
+                    y1,
+                    x2,
+                    y2,
+                    css,
+                    tip,
+                    arrowhead="normal",
+                    color=color,
+                    penwidth="2.2" if deciding else "1.3",
+                )
+            elif m.fate == LOST and m.ended is not None:
+                x2, y2 = x1 + (xr - x1) * 0.42, g.c(m.ended)
+                cv.segment(f"msg{k}", x1, y1, x2, y2, css, tip, color=color, penwidth="1.3")
+                self._cross(f"msg{k}_lost", x2, y2, css, tip)
+            else:  # IN_FLIGHT at the end: a stub, on its way
+                x2, y2 = x1 + (xr - x1) * 0.3, y1 + ROW_H * 0.5
+                cv.segment(
+                    f"msg{k}",
+                    x1,
+                    y1,
+                    x2,
+                    y2,
+                    css,
+                    tip,
+                    color=color,
+                    style="dashed",
+                    penwidth="1.3",
+                    arrowhead="open",
+                )
+            label = {DELIVERED: m.kind, LOST: f"{m.kind} to {m.receiver}"}.get(
+                m.fate, f"{m.kind} to {m.receiver}, in flight"
+            )
+            x, y = self._label_spot(label, x1, y1, x2, y2, m.fate != DELIVERED)
+            cv.text(
+                LABELS,
+                f"msg{k}_tag",
+                x,
+                y,
+                [label],
+                css,
+                tip,
+                color=color,
+                align="CENTER",
+                bgcolor="#ffffffb0",
+            )
+
+    def _label_spot(
+        self, label: str, x1: float, y1: float, x2: float, y2: float, lost: bool = False
+    ) -> tuple[float, float]:
+        """The first spot where the label of the line from (x1, y1) to (x2, y2) overlaps no
+        text placed so far: along the line, just above or below it (a line that ends short
+        of its lane: first around its end). Else the least crowded spot."""
+        w = _width(label, SMALL) / 2 + 8
+        ahead = w if x2 >= x1 else -w
+        spots = (
+            [(x2, y2 + 8 + LINE_H * k) for k in range(3)] + [(x2 + ahead, y2), (x2, y2 - 12)]
+            if lost
+            else []
+        )
+        spots += [
+            (x1 + (x2 - x1) * at, y1 + (y2 - y1) * at + dy)
+            for dy in (-8, 8)
+            for at in (0.62, 0.42, 0.78, 0.3, 0.52, 0.88, 0.2)
+        ]
+        crowding = [
+            self.canvas.crowding(*_text_box([label], x, y, SMALL, "CENTER")) for x, y in spots
+        ]
+        return spots[crowding.index(min(crowding))]
+
+    @staticmethod
+    def _message_words(m: Message) -> str:
+        head = f"{m.kind} {m.sender} -> {m.receiver}: sent at step {m.sent}"
+        if m.fate == DELIVERED:
+            return f"{head}, delivered at step {m.ended}"
+        if m.fate == LOST:
+            return f"{head}, lost at step {m.ended} ({m.cause})"
+        assert m.fate == IN_FLIGHT
+        return f"{head}, still in flight at the end"
+
+    def _cross(self, name: str, x: float, y: float, css: str, tip: str, size: float = 6) -> None:
+        self.canvas.placed.append((x - size, y - size, x + size, y + size))
+        for k, (dx, dy) in enumerate(((size, size), (size, -size))):
+            self.canvas.segment(
+                f"{name}_{k}", x - dx, y - dy, x + dx, y + dy, css, tip, color=LOSS, penwidth="2.5"
+            )
+
+    def _bracket(
+        self, name: str, x: float, top: float, bottom: float, css: str, tip: str, tick: float = 10
+    ) -> None:
+        """A `]` from top to bottom at x, its arrow pointing back up to the top."""
+        cv = self.canvas
+        a = cv.point(f"{name}_a", x - tick, bottom, css, tip)
+        b = cv.point(f"{name}_b", x, bottom, css, tip)
+        c = cv.point(f"{name}_c", x, top, css, tip)
+        d = cv.point(f"{name}_d", x - tick, top, css, tip)
+        style = {"color": self.accent, "penwidth": "2"}
+        cv.line(a, b, css, tip, **style)
+        cv.line(b, c, css, tip, **style)
+        cv.line(c, d, css, tip, arrowhead="normal", arrowsize="0.7", **style)
+
+    # verdict ---------------------------------------------------------------------------------
+
+    def _verdict(self) -> None:
+        cv, g, ctx = self.canvas, self.grid, self.ctx
+        last, css = self.last, _classes(self.last, kind="verdict")
+        loop_from = self.trace.loop_from
+        top = g.tops[last if loop_from is None else loop_from]
+        left = cv.right_of(top, g.end, FIRST_LANE - LANE_W / 2) + 14
+        left = max(left, self.lanes_right + 18)
+        if loop_from is not None:
+            words = loop_text(loop_from, last)
+            lcss = _classes(loop_from, last, kind="loop")
+            top, bottom = g.c(loop_from) - 6, g.c(last) + 6
+            self._bracket("loop", left, top, bottom, lcss, words)
+            lines = ["repeats forever", *textwrap.wrap(words.removeprefix("loop: "), 36)]
+            lines += [line for fact in self._cycle_facts() for line in textwrap.wrap(fact, 36)]
+            text_h = len(lines) * LINE_H
+            cv.text(
+                TAGS,
+                "loop_tag",
+                left + 12,
+                top + text_h / 2,
+                lines,
+                lcss,
+                words,
+                size=SIZE,
+                color=self.accent,
+                bold_first=True,
+            )
+            left, below = left + 12, top + text_h + 10  # the verdict under the cycle's words
+        verdict = "broken" if ctx.kind == "counterexample" else "reached"
+        head = f"step {last}: {ctx.outcome.prop.name} {verdict}"
+        lines = [head, *textwrap.wrap(ctx.outcome.reason, 38)]
+        w = max(_width(line, SIZE + 1) for line in lines) + 18
+        h = LINE_H * len(lines) + 14
+        tip = f"{head}: {ctx.outcome.reason}"
+        y = g.c(last) if loop_from is None else max(g.c(last), below + h / 2)
+        cv.box(
+            BOXES,
+            "verdict",
+            left,
+            y - h / 2,
+            w,
+            h,
+            css,
+            tip,
+            style="rounded,filled",
+            fillcolor="#ffffff",
+            color=self.accent,
+            penwidth="2",
+        )
+        cv.text(
+            TAGS,
+            "verdict_text",
+            left + 9,
+            y,
+            lines,
+            css,
+            tip,
+            size=SIZE,
+            color=self.accent,
+            bold_first=True,
+        )
+
+    def _cycle_facts(self) -> list[str]:
+        """What holds all through a lasso's cycle: its partitions, crashes, pauses, leaders."""
+        ln, a, b = self.lanes, self.trace.loop_from, self.last
+        assert a is not None
+        out = []
+        for part in ln.partitions:
+            if part.start <= a and b < part.stop:
+                since = " since the start" if part.start == 0 else ""
+                out.append(f"all through: {part.title} partitioned{since}")
+        for c in ln.crashes:
+            if c.start <= a and b < c.stop:
+                out.append(f"all through: {c.who} crashed")
+        for p in ln.pauses:
+            if p.start <= a and b < p.stop:
+                out.append(f"all through: {p.who} paused")
+        if not any(lead.start <= b and a < lead.stop for lead in ln.leaderships):
+            out.append("no node leads")
+        return out
+
+
+def _text_box(
+    lines: Sequence[str], x: float, y: float, size: float, align: str
+) -> tuple[float, float, float, float]:
+    """Where text drawn at (x, y) with `align` lies, as tightly as it looks."""
+    w = max(len(line) for line in lines) * size * 0.52 + 4
+    h = LINE_H * len(lines)
+    left = {"LEFT": x, "RIGHT": x - w}.get(align, x - w / 2)
+    return left, y - h / 2, left + w, y + h / 2
+
+
+def _legend_layout(texts: Sequence[str], room: float) -> tuple[int, list[float]]:
+    """Rows and column widths of the legend: as many columns (at most 3) as fit in `room`."""
+    if not texts:
+        return 0, []
+    for columns in (3, 2, 1):
+        rows = -(-len(texts) // columns)
+        widths = [
+            max(_width(t, SMALL) for t in texts[c * rows : (c + 1) * rows]) + 34 + 20
+            for c in range(-(-len(texts) // rows))
+        ]
+        if sum(widths) <= room or columns == 1:
+            return rows, widths
+    raise AssertionError("unreachable")
+
+
+def _filled(fill: str, line: str = "") -> dict[str, str]:
+    """The style of a filled box, its outline `line` (the fill's colour if none)."""
+    return {"style": "filled", "fillcolor": fill, "color": line or fill}
+
+
+def _stripes(fill: str) -> str:
+    """A fill of vertical stripes: the colour, then white, six times."""
+    return ":".join([fill, "#ffffff"] * 3)
+
+
+def _runs_of(nodes: Sequence[str], members: set[str]) -> list[tuple[int, int]]:
+    """Runs of adjacent node columns in `members`, as (first, last) positions."""
+    runs: list[tuple[int, int]] = []
+    for k, name in enumerate(nodes):
+        if name not in members:
+            continue
+        if runs and runs[-1][1] == k - 1:
+            runs[-1] = (runs[-1][0], k)
+        else:
+            runs.append((k, k))
+    return runs
+
+
+def _walls(nodes: Sequence[str], island: set[str]) -> Iterable[int]:
+    """Positions k where columns k-1 and k are on different sides."""
+    return [k for k in range(1, len(nodes)) if (nodes[k - 1] in island) != (nodes[k] in island)]
 
 
 def trace_to_dot(ctx: TraceContext) -> str:
-    trace = ctx.trace
-    cols = trace.participants
-    col_of = {name: k for k, name in enumerate(cols)}
-    last = len(trace)
-    accent = RED if ctx.kind == "counterexample" else GREEN
-
-    g = graphviz.Digraph(name="trace")
-    g.attr(
-        "graph",
-        label=ctx.headline,
-        labelloc="t",
-        fontname=FONT,
-        fontsize="14",
-        newrank="true",
-        nodesep="0.25",
-        ranksep="0.32",
-        splines="false",
-    )
-    g.attr("node", fontname=FONT, fontsize="10", shape="plaintext", height="0.2", margin="0.04")
-    g.attr("edge", fontname=FONT, fontsize="9", color=INK, fontcolor=INK)
-
-    with g.subgraph() as row:
-        row.attr(rank="same")
-        row.node("h_step", label="step", fontcolor=LIFELINE)
-        for k, name in enumerate(cols):
-            row.node(f"h_{k}", label=name, shape="box", style="rounded,filled", fillcolor="#e8eef7")
-    _chain(g, ["h_step"] + [f"h_{k}" for k in range(len(cols))], style="invis")
-
-    previous: Step | None = None
-    for step in trace.steps:
-        i = step.index
-        act = step.action
-        deciding = i == last
-        color = accent if deciding else INK
-        with g.subgraph() as row:
-            row.attr(rank="same")
-            label = str(i)
-            if act is not None and act.actor not in col_of:
-                label += f"  {act.name}" + (f"\n{act.note}" if act.note else "")
-            elif act is not None and act.target in col_of and act.note:
-                label += f"  {act.note}"  # an arrow carries only its name, to stay clear of cells
-            row.node(f"s{i}", label=label, fontcolor=color, fontsize="9")
-            for k, name in enumerate(cols):
-                row.node(f"c{i}_{k}", **_cell(step, previous, name, color))
-        _chain(g, [f"s{i}"] + [f"c{i}_{k}" for k in range(len(cols))], style="invis")
-        if act is not None and act.actor in col_of and act.target in col_of:
-            g.edge(
-                f"c{i}_{col_of[act.actor]}",
-                f"c{i}_{col_of[act.target]}",
-                xlabel=act.name,
-                color=color,
-                fontcolor=color,
-                penwidth="2" if deciding else "1",
-                constraint="false",
-            )
-        previous = step
-
-    _chain(g, ["h_step"] + [f"s{s.index}" for s in trace.steps], style="invis", weight="100")
-    for k in range(len(cols)):
-        lifeline = [f"h_{k}"] + [f"c{s.index}_{k}" for s in trace.steps]
-        _chain(g, lifeline, arrowhead="none", style="dashed", color=LIFELINE, weight="100")
-
-    if trace.loop_from is not None:  # a lasso: draw the way back, in the accent colour
-        g.edge(
-            f"s{last}",
-            f"s{trace.loop_from}",
-            label=loop_text(trace.loop_from, last),
-            color=accent,
-            fontcolor=accent,
-            style="bold",
-            constraint="false",
-            dir="forward",
-        )
-    verdict = "broken" if ctx.kind == "counterexample" else "reached"
-    g.node(
-        "verdict",
-        label=f"step {last}: {ctx.outcome.prop.name} {verdict}\n{ctx.outcome.reason}",
-        shape="box",
-        color=accent,
-        fontcolor=accent,
-        fontsize="11",
-    )
-    g.edge(f"s{last}", "verdict", style="invis")
-    return g.source
-
-
-def _cell(step: Step, previous: Step | None, name: str, color: str) -> dict[str, str]:
-    """A participant's cell: its event if it acted alone, its new summary if that changed."""
-    act = step.action
-    parts = []
-    event = act is not None and act.actor == name and act.target is None
-    if event and act is not None:
-        parts.append(act.name + (f": {act.note}" if act.note else ""))
-    now = step.summary.get(name)
-    if now is not None and (previous is None or previous.summary.get(name) != now):
-        parts.append(f"[{_wrap(now)}]")
-    if not parts:
-        return {"label": "", "shape": "point", "width": "0.03", "color": LIFELINE}
-    attrs = {"label": "\n".join(parts), "fontcolor": color if event else "#34495e"}
-    if event:
-        attrs.update(shape="box", style="rounded", color=color)
-    return attrs
-
-
-def _chain(g: graphviz.Digraph, ids: list[str], **attrs: str) -> None:
-    """Edges between consecutive ids: a row's column order, a lifeline, the step column."""
-    for a, b in pairwise(ids):
-        g.edge(a, b, **attrs)
+    """The trace of `ctx` as a message sequence chart in DOT (render with `dot -Tsvg`)."""
+    return _Chart(ctx).build()

@@ -1,258 +1,638 @@
-"""A self-contained HTML report of one trace: step through it offline, see every participant.
+"""Self-contained HTML: a page to step through one trace offline, and the gate's index page.
 
-One file, no network: the SVG sequence chart and the little script are inline, and
-the trace itself is embedded as JSON. A slider and the arrow keys (or p/n) move
-between steps; a table shows every participant's full state at the current step,
-with what changed since the previous step highlighted; the deciding step shows the
-broken property and why. Only deterministic statistics are shown (no timings), so
-the same trace gives the same page.
+A trace page is one file, no network: the SVG sequence chart, a small script and the trace
+itself (as JSON) are inline. The chart sits beside the state table and stays in view
+(sticky); it is scaled to its column. The current step is highlighted in the chart (its
+label, cells and arrows: the elements Graphviz writes with the class `step-<i>`, see
+render/dot.py) and scrolled into view when it is not; a click on a step's row or arrow in
+the chart, or on a row of the step list, goes to that step. A slider, the buttons and the
+keys (Left/Right or p/n, Home/End) step; `#step=N` in the address opens a step and follows
+the stepping. In a lasso, the step after the last goes back to where the loop starts. The
+state table shows every participant's full state at the current step, each changed field
+as `old -> new`; the deciding step shows the broken property and why. Only deterministic
+statistics are shown (no timings), so the same trace gives the same bytes.
+
+The index (`verify --all --html DIR`) has one pill per protocol coloured by the gate's
+judgement (green as expected, red a finding, grey incomplete) and a table of every
+property with a link to each page, the distinct states and the search time.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Mapping
 
-from leadercheck.checker.gate import GateReport
+from leadercheck.checker.gate import CaseOutcome, GateReport
 from leadercheck.checker.render.context import TraceContext
-from leadercheck.checker.result import Stats
+from leadercheck.checker.render.text import loop_text, step_count
+from leadercheck.checker.result import Stats, Verdict
+
+
+def _plain(value: object, nested: bool = False) -> str:
+    """A field's value as a reviewer reads it: yes/no, `-` for none, lists comma-separated."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return "-"
+    if isinstance(value, Mapping):
+        text = ", ".join(f"{k}: {_plain(v, True)}" for k, v in value.items())
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
+        text = ", ".join(_plain(v, True) for v in items)
+    else:
+        return str(value)
+    if not text:
+        return "-"
+    return f"({text})" if nested else text
 
 
 def _data(ctx: TraceContext) -> dict[str, object]:
-    steps = []
-    for step in ctx.trace.steps:
-        steps.append(
-            {
-                "index": step.index,
-                "text": str(step.action) if step.action else "initial state",
-                "participants": [
-                    {
-                        "name": name,
-                        "summary": step.summary.get(name, ""),
-                        "fields": {k: _plain(v) for k, v in fields.items()},
-                    }
-                    for name, fields in step.view.items()
-                ],
-            }
-        )
+    trace = ctx.trace
+    steps = [
+        {
+            "index": step.index,
+            "text": str(step.action) if step.action else "initial state",
+            "participants": [
+                {
+                    "name": name,
+                    "summary": step.summary.get(name, ""),
+                    "fields": {k: _plain(v) for k, v in fields.items()},
+                }
+                for name, fields in step.view.items()
+            ],
+        }
+        for step in trace.steps
+    ]
+    loop = trace.loop_from
     return {
         "protocol": ctx.protocol,
         "property": ctx.outcome.prop.name,
         "kind": ctx.kind,
         "reason": ctx.outcome.reason,
+        "loop_from": loop,
+        "loop_text": loop_text(loop, len(trace)) if loop is not None else "",
         "steps": steps,
     }
 
 
-def _plain(value: object) -> str:
-    if isinstance(value, list):
-        return ", ".join(str(v) for v in value) or "-"
-    return "-" if value is None else str(value)
+_TITLED = re.compile(r'<title>[^<]*</title>(\s*<g id="a_[^"]*"><a) xlink:title="([^"]*)">')
+
+
+def _chart(svg: str) -> str:
+    """Graphviz's SVG as the page embeds it: no prolog or comments; each element's <title>
+    (the Graphviz id, such as `c3_2`) replaced by its tooltip in words; scaled to the
+    column, never beyond its natural size."""
+    svg = re.sub(r"<!--.*?-->\n?", "", svg[svg.find("<svg") :], flags=re.S)
+    svg = _TITLED.sub(r"<title>\2</title>\1>", svg)
+    svg = re.sub(r' xlink:title="[^"]*"', "", svg)  # the <title> of its element says it
+    width = re.search(r'<svg width="([\d.]+)pt"', svg)
+    natural = f' style="max-width: {width.group(1)}pt"' if width else ""
+    return svg.replace("<svg ", f'<svg id="diagram"{natural} ', 1)
+
+
+_NO_CHART = "<p class='note'>No diagram: Graphviz `dot` was not available.</p>"
+
+
+def _step_rows(ctx: TraceContext) -> str:
+    trace = ctx.trace
+    last, loop = len(trace), trace.loop_from
+    rows = []
+    for step in trace.steps:
+        i = step.index
+        classes = ["deciding"] if i == last else []
+        mark = ""
+        if loop is not None and i > loop:
+            classes.append("looped")
+        if loop is not None and i == loop:
+            mark = ' <span class="loop-mark">&#8634; the loop returns here</span>'
+        text = html.escape(str(step.action) if step.action else "initial state")
+        cls = f' class="{" ".join(classes)}"' if classes else ""
+        rows.append(f'<tr data-step="{i}"{cls}><td>{i}</td><td>{text}{mark}</td></tr>')
+    return "\n".join(rows)
 
 
 def trace_to_html(
     ctx: TraceContext, svg: str | None, stats: Stats, params: Mapping[str, object]
 ) -> str:
-    data = json.dumps(_data(ctx), sort_keys=True).replace("</", "<\\/")
+    # "<" escaped, so no "</script>" or "<!--" in the data can end or bend the script
+    data = json.dumps(_data(ctx), sort_keys=True, ensure_ascii=False).replace("<", "\\u003c")
     verdict = "broken" if ctx.kind == "counterexample" else "reached"
-    chart = (
-        svg[svg.find("<svg") :]
-        if svg
-        else "<p class='note'>No diagram: Graphviz `dot` was not available.</p>"
-    )
     setting = " ".join(f"{k}={v}" for k, v in params.items())
     facts = (
         f"{stats.distinct_states:,} distinct states, {stats.generated_states:,} generated, "
         f"depth {stats.depth}"
     )
-    return _PAGE.format(
-        title=html.escape(ctx.headline),
-        headline=html.escape(ctx.headline),
-        params=html.escape(setting),
-        facts=html.escape(facts),
-        prop=html.escape(ctx.outcome.prop.name),
-        verdict=verdict,
-        reason=html.escape(ctx.outcome.reason),
-        last=len(ctx.trace),
-        chart=chart,
-        data=data,
+    last = len(ctx.trace)
+    return _fill(
+        _PAGE,
+        TITLE=html.escape(ctx.headline),
+        PARAMS=html.escape(setting),
+        FACTS=html.escape(facts),
+        LAST=str(last),
+        KIND="counterexample" if ctx.kind == "counterexample" else "witness",
+        VERDICT=f"step {last}: <b>{html.escape(ctx.outcome.prop.name)}</b> {verdict}: "
+        f"{html.escape(ctx.outcome.reason)}",
+        STEPS=_step_rows(ctx),
+        CSS=_CSS,
+        SCRIPT=_SCRIPT,
+        DATA=data,
+        CHART=_chart(svg) if svg else _NO_CHART,
     )
 
 
-_NO_CHART = "<p class='note'>No diagram: Graphviz `dot` was not available.</p>"
+def _fill(template: str, **values: str) -> str:
+    """`@NAME@` replaced by its value, in one pass (so no value is itself searched)."""
+    return re.sub(r"@([A-Z]+)@", lambda m: values[m.group(1)], template)
+
 
 _PAGE = """<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<title>{title}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>@TITLE@</title>
 <style>
-body {{ font-family: Helvetica, Arial, sans-serif; margin: 1.5em; color: #222; }}
-h1 {{ font-size: 1.3em; margin: 0 0 .3em; }}
-.meta {{ color: #555; font-size: .9em; margin-bottom: 1em; }}
-.controls {{ display: flex; gap: .6em; align-items: center; margin: .8em 0; }}
-.controls input[type=range] {{ flex: 1; }}
-#step-text {{ font-family: monospace; font-size: 1em; margin: .4em 0; }}
-#verdict {{ border: 2px solid #c0392b; color: #c0392b; padding: .5em .8em; margin: .6em 0;
-  display: none; }}
-#verdict.shown {{ display: block; }}
-table {{ border-collapse: collapse; width: 100%; font-size: .9em; }}
-th, td {{ border: 1px solid #ddd; padding: .3em .5em; text-align: left; vertical-align: top; }}
-tr.changed {{ background: #fff4d6; }}
-span.field {{ display: inline-block; margin: 0 .8em .2em 0; }}
-span.field.changed {{ background: #ffd54f; font-weight: bold; }}
-.chart {{ overflow: auto; border: 1px solid #eee; margin-top: 1em; }}
-.chart g.current text {{ font-weight: bold; fill: #0b57d0; }}
-.chart g.current polygon, .chart g.current ellipse {{ stroke: #0b57d0; stroke-width: 2; }}
-.note {{ color: #777; }}
-</style>
+@CSS@</style>
 </head>
-<body>
-<h1>{headline}</h1>
-<div class="meta">parameters: {params}<br>{facts}</div>
+<body class="@KIND@">
+<header>
+<h1>@TITLE@</h1>
+<div class="meta">parameters: @PARAMS@<br>@FACTS@</div>
+</header>
+<main class="layout">
+<section class="chart-col" aria-label="sequence chart">
+<div class="chart-tools">
+  <button id="zoom" type="button" title="the chart at its natural size (z)">actual size</button>
+  <span class="hint">click a step's row or arrow to go to it</span>
+</div>
+<div class="chart" id="chart">@CHART@</div>
+</section>
+<section class="side">
 <div class="controls">
-  <button id="prev" title="previous step (left arrow)">&larr; prev</button>
-  <input id="slider" type="range" min="0" max="{last}" value="0" aria-label="step">
-  <button id="next" title="next step (right arrow)">next &rarr;</button>
-  <span>step <b id="step-no">0</b> of {last}</span>
+  <button id="prev" type="button" title="previous step (left arrow, p)">&larr; prev</button>
+  <input id="slider" type="range" min="0" max="@LAST@" value="0" aria-label="step">
+  <button id="next" type="button" title="next step (right arrow, n)">next &rarr;</button>
+  <span class="where">step <b id="step-no">0</b> of @LAST@</span>
 </div>
 <div id="step-text"></div>
-<div id="verdict">step {last}: <b>{prop}</b> {verdict}: {reason}</div>
-<table>
-  <thead><tr><th>participant</th><th>summary</th><th>state</th></tr></thead>
+<div id="loop-note"></div>
+<div id="verdict">@VERDICT@</div>
+<table class="state">
+  <thead><tr><th class="who">participant</th><th>state (changed: old &rarr; new)</th></tr>
+  </thead>
   <tbody id="state"></tbody>
 </table>
-<div class="chart">{chart}</div>
-<script type="application/json" id="trace-data">{data}</script>
+<h2>Steps</h2>
+<table class="steps"><tbody id="steps">
+@STEPS@
+</tbody></table>
+<p class="note">Keys: &larr; &rarr; or p n step, Home and End go to the first and the last
+step. The address (#step=N) opens the step shown.</p>
+</section>
+</main>
+<script type="application/json" id="trace-data">@DATA@</script>
 <script>
-(function () {{
-  const data = JSON.parse(document.getElementById("trace-data").textContent);
-  const last = data.steps.length - 1;
-  const slider = document.getElementById("slider");
-  const body = document.getElementById("state");
-  const titles = {{}};
-  document.querySelectorAll(".chart g.node").forEach(function (g) {{
-    const t = g.querySelector("title");
-    if (t) titles[t.textContent] = g;
-  }});
-  function show(i) {{
-    i = Math.max(0, Math.min(last, i));
-    slider.value = i;
-    document.getElementById("step-no").textContent = i;
-    const step = data.steps[i];
-    const before = i > 0 ? data.steps[i - 1] : null;
-    document.getElementById("step-text").textContent = i + ": " + step.text;
-    body.innerHTML = "";
-    step.participants.forEach(function (p, k) {{
-      const old = before ? before.participants[k] : null;
-      const row = document.createElement("tr");
-      row.dataset.participant = p.name;
-      let changed = false;
-      const cells = Object.keys(p.fields).map(function (key) {{
-        const diff = old !== null && old.fields[key] !== p.fields[key];
-        changed = changed || diff;
-        const span = document.createElement("span");
-        span.className = diff ? "field changed" : "field";
-        span.textContent = key + ": " + p.fields[key];
-        return span;
-      }});
-      if (changed) row.className = "changed";
-      const name = document.createElement("td");
-      name.textContent = p.name;
-      const summary = document.createElement("td");
-      summary.textContent = p.summary;
-      const state = document.createElement("td");
-      cells.forEach(function (c) {{ state.appendChild(c); }});
-      row.append(name, summary, state);
-      body.appendChild(row);
-    }});
-    document.getElementById("verdict").className = i === last ? "shown" : "";
-    Object.keys(titles).forEach(function (t) {{
-      const m = /^[sc](\\d+)(_\\d+)?$/.exec(t);
-      titles[t].classList.toggle("current", m !== null && Number(m[1]) === i);
-    }});
-  }}
-  slider.addEventListener("input", function () {{ show(Number(slider.value)); }});
-  function step(by) {{ return function () {{ show(Number(slider.value) + by); }}; }}
-  document.getElementById("prev").addEventListener("click", step(-1));
-  document.getElementById("next").addEventListener("click", step(1));
-  document.addEventListener("keydown", function (e) {{
-    if (e.target === slider) return;  // the slider moves itself on arrow keys
-    const by = {{ArrowRight: 1, n: 1, ArrowLeft: -1, p: -1}}[e.key];
-    if (by) {{ show(Number(slider.value) + by); e.preventDefault(); }}
-  }});
-  show(0);
-}})();
-</script>
+@SCRIPT@</script>
 </body>
 </html>
 """
+
+_CSS = """body { font-family: Helvetica, Arial, sans-serif; margin: 1em; color: #222; }
+h1 { font-size: 1.25em; margin: 0 0 .3em; overflow-wrap: anywhere; }
+h2 { font-size: 1em; margin: 1.2em 0 .4em; }
+.meta { color: #555; font-size: .9em; margin-bottom: .8em; overflow-wrap: anywhere; }
+.layout { display: grid; grid-template-columns: minmax(0, 1fr) clamp(20em, 34vw, 36em);
+  gap: 1.2em; align-items: start; }
+.chart-col { position: sticky; top: 1em; max-height: calc(100vh - 2em); display: flex;
+  flex-direction: column; min-width: 0; }
+.chart-tools { display: flex; gap: .8em; align-items: center; padding: .3em 0;
+  font-size: .85em; color: #777; }
+.chart { overflow: auto; border: 1px solid #e3e3e3; min-height: 0; flex: 1 1 auto; }
+.chart svg { display: block; width: 100%; height: auto; }
+.chart.actual svg { width: auto; max-width: none !important; }
+.chart rect.band { fill: #dbe7fb; pointer-events: none; }
+.chart rect.band.target { fill: #f1f5fd; stroke: #0b57d0; stroke-dasharray: 4 3;
+  vector-effect: non-scaling-stroke; }
+.chart g.node[class*="step-"], .chart g.edge[class*="step-"], .chart g.loop
+  { cursor: pointer; }
+.chart g.current text { fill: #0b57d0; font-weight: bold; }
+.chart g.current path, .chart g.current polygon, .chart g.current ellipse
+  { stroke: #0b57d0; stroke-width: 2.5px; vector-effect: non-scaling-stroke; }
+.chart g.edge.current polygon, .chart g.node.current ellipse { fill: #0b57d0; }
+.chart g.loop.current path, .chart g.loop.current polygon { stroke: #0b57d0; }
+.chart g.loop.current polygon { fill: #0b57d0; }
+.side { min-width: 0; }
+.controls { display: flex; gap: .5em; align-items: center; padding: .4em 0;
+  position: sticky; top: 0; background: #fff; z-index: 1; }
+.controls input[type=range] { flex: 1; min-width: 4em; }
+.where { white-space: nowrap; }
+#step-text { font-family: monospace; margin: .4em 0; overflow-wrap: anywhere; }
+#loop-note { display: none; color: #0b57d0; margin: .4em 0; }
+#loop-note.shown { display: block; }
+#verdict { border: 2px solid #c0392b; color: #c0392b; padding: .5em .8em; margin: .6em 0;
+  display: none; overflow-wrap: anywhere; }
+body.witness #verdict { border-color: #1e7d32; color: #1e7d32; }
+#verdict.shown { display: block; }
+table { border-collapse: collapse; width: 100%; font-size: .85em; table-layout: fixed; }
+th, td { border: 1px solid #ddd; padding: .25em .45em; text-align: left; vertical-align: top;
+  overflow-wrap: break-word; }
+th.who { width: 30%; }
+.sum { color: #555; }
+table.state tr.changed { background: #fff4d6; }
+span.field { display: inline-block; margin: 0 .8em .15em 0; max-width: 100%;
+  overflow-wrap: anywhere; }
+span.field.changed { background: #ffd54f; font-weight: bold; }
+del { color: #8a6d1f; font-weight: normal; }
+table.steps td:first-child { width: 2.5em; text-align: right; }
+table.steps tr { cursor: pointer; }
+table.steps tr:hover { background: #f3f6fb; }
+table.steps tr.looped td:first-child { border-left: 3px solid #0b57d0; }
+table.steps tr.deciding { color: #c0392b; }
+table.steps tr.current { background: #dbe7fb; font-weight: bold; }
+.loop-mark { color: #0b57d0; font-weight: normal; }
+.note { color: #777; font-size: .85em; }
+"""
+
+_SCRIPT = """(function () {
+  "use strict";
+  var SVG_NS = "http://www.w3.org/2000/svg";
+  var data = JSON.parse(document.getElementById("trace-data").textContent);
+  var last = data.steps.length - 1;
+  var loopFrom = data.loop_from;  // null unless a lasso: after the last step comes loopFrom
+  var slider = document.getElementById("slider");
+  var prev = document.getElementById("prev");
+  var next = document.getElementById("next");
+  var chart = document.getElementById("chart");
+  var graph = chart.querySelector("svg g.graph");
+  var stepRows = document.querySelectorAll("#steps tr[data-step]");
+  var parts = [];  // step -> its elements in the chart
+  var rows = [];   // step -> its row in chart coordinates: {top, bottom}
+  var band = null, target = null;  // the current step's row; where a lasso goes back to
+  var current = -1;
+  var byName = data.steps.map(function (s) {
+    var m = {};
+    s.participants.forEach(function (p) { m[p.name] = p; });
+    return m;
+  });
+
+  function stepsOf(g) {  // the steps an element belongs to (one that spans steps: several)
+    var found = [];
+    g.classList.forEach(function (c) {
+      var m = /^step-(\\d+)$/.exec(c);
+      if (m) found.push(Number(m[1]));
+    });
+    return found;
+  }
+
+  function stepOf(g) {  // the step a click on an element goes to
+    var found = stepsOf(g);
+    if (g.classList.contains("loop")) return loopFrom;
+    if (found.length) return found[0];
+    return g.classList.contains("verdict") ? last : null;
+  }
+
+  var own = [];  // step -> its elements that belong to no other step: they make its row
+  if (graph) {
+    graph.querySelectorAll("g.node, g.edge").forEach(function (g) {
+      var found = stepsOf(g);
+      found.forEach(function (i) { (parts[i] = parts[i] || []).push(g); });
+      if (found.length === 1) (own[found[0]] = own[found[0]] || []).push(g);
+    });
+    var whole = graph.getBBox();
+    var first = graph.querySelector(":scope > g.node, :scope > g.edge");
+    [band, target] = ["band", "band target"].map(function (cls) {
+      var r = document.createElementNS(SVG_NS, "rect");
+      r.setAttribute("class", cls);
+      r.setAttribute("x", whole.x);
+      r.setAttribute("width", whole.width);
+      r.setAttribute("height", 0);
+      graph.insertBefore(r, first);
+      return r;
+    });
+    own.forEach(function (els, i) {
+      var top = Infinity, bottom = -Infinity;
+      els.forEach(function (g) {
+        var b = g.getBBox();
+        if (b.width === 0 && b.height === 0) return;
+        top = Math.min(top, b.y);
+        bottom = Math.max(bottom, b.y + b.height);
+      });
+      if (top < bottom) rows[i] = {top: top - 3, bottom: bottom + 3};
+    });
+  }
+
+  function rowAt(x, y) {  // the step whose row holds the screen point (x, y), or null
+    var pt = graph.ownerSVGElement.createSVGPoint();
+    pt.x = x; pt.y = y;
+    var p = pt.matrixTransform(graph.getScreenCTM().inverse());
+    var best = null, dist = Infinity;
+    rows.forEach(function (r, i) {
+      if (p.y < r.top || p.y > r.bottom) return;
+      var d = Math.abs(p.y - (r.top + r.bottom) / 2);
+      if (d < dist) { best = i; dist = d; }
+    });
+    return best;
+  }
+
+  function inView(el) {
+    var r = el.getBoundingClientRect(), c = chart.getBoundingClientRect();
+    return r.top >= Math.max(0, c.top) && r.bottom <= Math.min(innerHeight, c.bottom) &&
+      r.left >= Math.max(0, c.left) - 1 && r.right <= Math.min(innerWidth, c.right) + 1;
+  }
+
+  function reveal(i) {  // scroll the step's row into view, centred, only if it is not
+    var els = own[i] || parts[i] || [];
+    var main = els.filter(function (g) { return g.classList.contains("edge"); })[0] || els[0];
+    if (!main) return;
+    var rowOut = band && rows[i] && !inView(band);
+    if (rowOut || !inView(main)) main.scrollIntoView({block: "center", inline: "nearest"});
+  }
+
+  function cell(tag, text, cls) {
+    var e = document.createElement(tag);
+    e.textContent = text;
+    if (cls) e.className = cls;
+    return e;
+  }
+
+  function changeOf(box, was, now) {  // "old -> new", the old struck through
+    box.appendChild(cell("del", was));
+    box.appendChild(document.createTextNode(" \\u2192 "));
+    box.appendChild(cell("span", now, "now"));
+  }
+
+  function table(i) {
+    var body = document.getElementById("state");
+    var before = i > 0 ? byName[i - 1] : null;
+    body.textContent = "";
+    data.steps[i].participants.forEach(function (p) {
+      var old = before ? before[p.name] || null : null;
+      var row = document.createElement("tr");
+      row.dataset.participant = p.name;
+      var state = document.createElement("td");
+      var changed = false;
+      Object.keys(p.fields).forEach(function (key) {
+        var now = p.fields[key];
+        var diff = old !== null && old.fields[key] !== undefined && old.fields[key] !== now;
+        var span = cell("span", "", diff ? "field changed" : "field");
+        key.split("_").forEach(function (part, k) {  // long names may break after a "_"
+          if (k > 0) span.append("_", document.createElement("wbr"));
+          span.append(part);
+        });
+        span.append(": ");
+        if (diff) changeOf(span, old.fields[key], now);
+        else span.appendChild(document.createTextNode(now));
+        state.appendChild(span);
+        changed = changed || diff;
+      });
+      var who = document.createElement("td");
+      who.appendChild(cell("b", p.name));
+      var summary = cell("div", "", "sum");
+      if (old !== null && old.summary !== p.summary) changeOf(summary, old.summary, p.summary);
+      else summary.textContent = p.summary;
+      who.appendChild(summary);
+      if (changed) row.className = "changed";
+      row.append(who, state);
+      body.appendChild(row);
+    });
+  }
+
+  function writeHash(i) {
+    var h = "#step=" + i;
+    if (location.hash === h) return;
+    try { history.replaceState(null, "", h); } catch (e) { location.replace(h); }
+  }
+
+  function show(i, scroll, quiet) {  // quiet: leave the address as it is
+    i = Math.max(0, Math.min(last, Math.round(i) || 0));
+    current = i;
+    slider.value = i;
+    document.getElementById("step-no").textContent = i;
+    document.getElementById("step-text").textContent = i + ": " + data.steps[i].text;
+    var looping = loopFrom !== null && i === last;
+    var note = document.getElementById("loop-note");
+    note.textContent = looping ? data.loop_text + "; next (\\u2192) goes to step " + loopFrom : "";
+    note.className = looping ? "shown" : "";
+    document.getElementById("verdict").className = i === last ? "shown" : "";
+    prev.disabled = i === 0;
+    next.disabled = i === last && loopFrom === null;
+    next.innerHTML = looping ? "back to " + loopFrom + " &#8634;" : "next &rarr;";
+    table(i);
+    stepRows.forEach(function (r) {
+      r.classList.toggle("current", Number(r.dataset.step) === i);
+    });
+    if (graph) {
+      parts.forEach(function (els, k) {
+        els.forEach(function (g) { g.classList.toggle("current", k === i); });
+      });
+      graph.querySelectorAll("g.loop").forEach(function (g) {
+        g.classList.toggle("current", looping);
+      });
+      place(band, rows[i]);
+      place(target, looping ? rows[loopFrom] : null);
+      if (scroll) reveal(i);
+    }
+    if (!quiet) writeHash(i);
+  }
+
+  function place(rect, row) {
+    rect.setAttribute("y", row ? row.top : 0);
+    rect.setAttribute("height", row ? row.bottom - row.top : 0);
+  }
+
+  function after(i) { return i === last && loopFrom !== null ? loopFrom : i + 1; }
+  function readHash() {
+    var m = /^#step=(\\d+)$/.exec(location.hash);
+    return m ? Number(m[1]) : null;
+  }
+
+  slider.addEventListener("input", function () { show(Number(slider.value), true); });
+  prev.addEventListener("click", function () { show(current - 1, true); });
+  next.addEventListener("click", function () { show(after(current), true); });
+  document.getElementById("zoom").addEventListener("click", zoom);
+  function zoom() {
+    var actual = chart.classList.toggle("actual");
+    document.getElementById("zoom").textContent = actual ? "fit to column" : "actual size";
+    reveal(current);
+  }
+  stepRows.forEach(function (r) {
+    r.addEventListener("click", function () { show(Number(r.dataset.step), true); });
+  });
+  if (graph) {
+    graph.ownerSVGElement.addEventListener("click", function (e) {
+      var g = e.target.closest("g.node, g.edge");
+      var i = g ? stepOf(g) : null;
+      if (i === null) i = rowAt(e.clientX, e.clientY);
+      if (i !== null) show(i, true);
+    });
+  }
+  document.addEventListener("keydown", function (e) {
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    var to = {ArrowRight: after(current), n: after(current), ArrowLeft: current - 1,
+      p: current - 1, Home: 0, End: last}[e.key];
+    if (e.key === "z") { zoom(); return; }
+    if (to === undefined) return;
+    e.preventDefault();  // also keeps a focused slider from moving a second time
+    show(to, true);
+  });
+  window.addEventListener("hashchange", function () {
+    var i = readHash();
+    if (i !== null && i !== current) show(i, true);
+  });
+  var start = readHash();
+  show(start === null ? 0 : start, start !== null, start === null);
+})();
+"""
+
+
+# The index page: the gate's judgement per protocol.
+
+_STATUS = {  # class -> what the pill says
+    "finding": "differs from the specs",
+    "incomplete": "incomplete",
+    "expected": "violated as expected",
+    "holds": "holds as expected",
+}
+
+
+def _status(outcome: CaseOutcome) -> str:
+    if not all(r.ok for r in outcome.rows):
+        return "finding"
+    verdicts = {r.result.verdict for r in outcome.rows}
+    if Verdict.INCOMPLETE in verdicts:
+        return "incomplete"
+    return "expected" if Verdict.VIOLATED in verdicts else "holds"
+
+
+def _anchor(name: str) -> str:
+    return "p-" + re.sub(r"[^A-Za-z0-9_-]", "-", name)
+
+
+def _got(outcome: CaseOutcome, k: int, page: str | None) -> str:
+    r = outcome.rows[k].result
+    got = r.verdict.value
+    trace = r.trace
+    if trace is None:
+        return got
+    shape = "lasso" if trace.loop_from is not None else r.trace_kind
+    if shape == "witness":  # as the report says it
+        text = f"reached in {step_count(len(trace))}"
+    else:
+        text = f"{shape} of {step_count(len(trace))}"
+    return f'{got}, <a href="{html.escape(page)}">{text}</a>' if page else f"{got}, {text}"
 
 
 def overview_html(report: GateReport, pages: Mapping[str, Mapping[str, str]]) -> str:
     """An index of every protocol's result: one pill per protocol, then each verdict.
 
-    `pages` maps protocol -> property -> the file name of that trace's page.
+    `pages` maps protocol -> property -> the file name of that trace's page. A pill is
+    green when the protocol is as the specs expect (a violation included), red for a gate
+    finding and grey when a search was incomplete.
     """
     pills, rows = [], []
     for outcome in report.outcomes:
         name = outcome.case.name
         links = pages.get(name, {})
-        violated = outcome.result.verdict.value == "VIOLATED"
-        ok = all(r.ok for r in outcome.rows)
-        kind = "differs" if not ok else ("violated" if violated else "holds")
-        first = next(iter(links.values()), None)
+        status = _status(outcome)
         label = html.escape(name)
-        pill = (
-            f'<a class="pill {kind}" href="{html.escape(first)}">{label}</a>'
-            if first
-            else (f'<span class="pill {kind}">{label}</span>')
+        stats = outcome.result.stats
+        title = html.escape(f"{name}: {_STATUS[status]}, {stats.distinct_states:,} states")
+        pills.append(
+            f'<a class="pill {status}" href="#{_anchor(name)}" title="{title}">{label} '
+            f'<span class="status">{_STATUS[status]}</span></a>'
         )
-        pills.append(pill)
-        for r in outcome.rows:
+        span = len(outcome.rows)
+        for k, r in enumerate(outcome.rows):
             prop = r.result.prop.name
-            got = r.result.verdict.value
-            page = links.get(prop)
-            cell = f'<a href="{html.escape(page)}">{got}</a>' if page else got
             expected = r.expected.value if r.expected else "-"
-            mark = "" if r.ok else " class='differs'"
-            rows.append(
-                f"<tr{mark}><td>{label}</td><td>{html.escape(prop)}</td>"
-                f"<td>{expected}</td><td>{cell}</td></tr>"
+            judged = "as expected" if r.ok else "<br>".join(html.escape(f) for f in r.findings)
+            cells = ""
+            if k == 0:
+                cells = (
+                    f'<td rowspan="{span}" id="{_anchor(name)}" class="name {status}">{label}</td>'
+                )
+            cells += (
+                f"<td>{html.escape(prop)}</td><td>{expected}</td>"
+                f"<td>{_got(outcome, k, links.get(prop))}</td><td>{judged}</td>"
             )
-    verdict = "PASS" if report.passed else "FAIL"
-    return _OVERVIEW.format(verdict=verdict, pills="\n".join(pills), rows="\n".join(rows))
+            if k == 0:
+                cells += (
+                    f'<td rowspan="{span}" class="num">{stats.distinct_states:,}</td>'
+                    f'<td rowspan="{span}" class="num">{stats.seconds:.2f}</td>'
+                )
+            mark = "" if r.ok else ' class="finding"'
+            rows.append(f"<tr{mark}>{cells}</tr>")
+    cases = len(report.outcomes)
+    props = sum(len(o.rows) for o in report.outcomes)
+    if report.passed:
+        verdict = f"PASS: {cases} protocols, {props} verdicts as expected"
+        findings = ""
+    else:
+        n = len(report.findings)
+        verdict = f"FAIL: {n} finding{'s' if n != 1 else ''}"
+        findings = (
+            '<ul class="findings">'
+            + "".join(f"<li>{html.escape(f)}</li>" for f in report.findings)
+            + "</ul>"
+        )
+    total = sum(o.result.stats.seconds for o in report.outcomes)
+    return _fill(
+        _OVERVIEW,
+        VERDICT=verdict,
+        GATE="pass" if report.passed else "fail",
+        FINDINGS=findings,
+        PILLS="\n".join(pills),
+        ROWS="\n".join(rows),
+        TOTAL=f"{total:.1f}",
+    )
 
 
 _OVERVIEW = """<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <title>leadercheck: every protocol</title>
 <style>
-body {{ font-family: Helvetica, Arial, sans-serif; margin: 1.5em; color: #222; }}
-.pills {{ display: flex; flex-wrap: wrap; gap: .5em; margin: 1em 0; }}
-.pill {{ border-radius: 1em; padding: .3em .9em; text-decoration: none; color: #fff; }}
-.pill.holds {{ background: #2e7d32; }}
-.pill.violated {{ background: #c0392b; }}
-.pill.differs {{ background: #e67e22; }}
-table {{ border-collapse: collapse; font-size: .9em; }}
-th, td {{ border: 1px solid #ddd; padding: .3em .6em; text-align: left; }}
-tr.differs {{ background: #ffe0b2; }}
+body { font-family: Helvetica, Arial, sans-serif; margin: 1.5em; color: #222; }
+h1 { font-size: 1.3em; }
+h1 .pass { color: #1e7d32; }
+h1 .fail { color: #c0392b; }
+.pills { display: flex; flex-wrap: wrap; gap: .5em; margin: 1em 0; }
+.pill { border-radius: 1em; padding: .3em .9em; text-decoration: none; color: #fff; }
+.pill .status { font-size: .8em; opacity: .9; }
+.pill.holds, .pill.expected { background: #2e7d32; }
+.pill.finding { background: #c0392b; }
+.pill.incomplete { background: #78828c; }
+table { border-collapse: collapse; font-size: .9em; }
+th, td { border: 1px solid #ddd; padding: .3em .6em; text-align: left; vertical-align: top; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.name { font-weight: bold; border-left: 6px solid #2e7d32; }
+td.name.finding { border-left-color: #c0392b; }
+td.name.incomplete { border-left-color: #78828c; }
+tr.finding td { background: #fde3e0; }
+.findings { color: #c0392b; }
+.note { color: #555; }
 </style>
 </head>
 <body>
-<h1>leadercheck: every protocol (gate {verdict})</h1>
-<p>Green: every safety claim holds. Red: a violation, as the specs expect; click to step
-through its shortest counterexample. Orange: a verdict differs from the specs.</p>
+<h1>leadercheck: every protocol (gate <span class="@GATE@">@VERDICT@</span>)</h1>
+@FINDINGS@
+<p class="note">Green: as the specs expect, a violation included (a deliberately broken
+variant); follow a property's link to step through its shortest counterexample. Red: a gate
+finding (a verdict that differs from the specs, a counterexample longer than its bound, or a
+HOLDS that is vacuous). Grey: a search a bound cut short. States are distinct states at the
+protocol's defaults; seconds, this run's search time (@TOTAL@ s in all).</p>
 <div class="pills">
-{pills}
+@PILLS@
 </div>
 <table>
-<thead><tr><th>protocol</th><th>property</th><th>expected</th><th>got</th></tr></thead>
+<thead><tr><th>protocol</th><th>property</th><th>expected</th><th>got</th><th>gate</th>
+<th>states</th><th>seconds</th></tr></thead>
 <tbody>
-{rows}
+@ROWS@
 </tbody>
 </table>
 </body>

@@ -8,7 +8,7 @@ from typing import Any
 
 from leadercheck.checker.render.context import TraceContext
 from leadercheck.checker.render.files import Written
-from leadercheck.checker.render.text import trace_lines
+from leadercheck.checker.render.text import step_count, trace_lines
 from leadercheck.checker.result import (
     CheckResult,
     EndReason,
@@ -33,11 +33,15 @@ class Run:
 
 
 def _outcome(r: PropertyResult) -> str:
+    """What the verdict rests on: 'reached in 5 steps', 'counterexample of 1 step', ..."""
     if r.trace is None:
         return r.reason
+    length = step_count(len(r.trace))
     if r.trace.loop_from is not None:
-        return f"lasso of {len(r.trace)} steps, looping from step {r.trace.loop_from}"
-    return f"{r.trace_kind} of {len(r.trace)} steps"
+        return f"lasso of {length}, looping from step {r.trace.loop_from}"
+    if r.trace_kind == "witness":
+        return f"reached in {length}" if len(r.trace) else "reached in the initial state"
+    return f"{r.trace_kind} of {length}"
 
 
 def written_lines(w: Written) -> list[str]:

@@ -20,6 +20,16 @@ def trace_lines(ctx: TraceContext) -> list[str]:
     return lines
 
 
+def count(n: int, word: str) -> str:
+    """'1 step', '1,234 steps': a number and its noun, singular for one."""
+    return f"1 {word}" if n == 1 else f"{n:,} {word}s"
+
+
+def step_count(n: int) -> str:
+    """'1 step', '5 steps'."""
+    return count(n, "step")
+
+
 def loop_text(loop_from: int, last: int) -> str:
     """How a lasso goes on forever after its last step."""
     if loop_from == last:

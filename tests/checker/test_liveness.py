@@ -106,7 +106,7 @@ def test_a_lasso_is_rendered_with_its_loop() -> None:
     doc = json.loads(trace_to_json(ctx))
     assert doc["loop_from"] == 2 and doc["trace_kind"] == "counterexample"
     dot = trace_to_dot(ctx)
-    assert "s4 -> s2" in dot and "repeat forever" in dot
+    assert 'class="step-2 step-4 loop"' in dot and "repeat forever" in dot
 
 
 def test_a_plain_counterexample_has_no_loop() -> None:

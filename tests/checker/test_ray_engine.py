@@ -55,6 +55,7 @@ def test_raft_election_on_ray(transport: RayTransport) -> None:
     assert transport.actors == []  # each search ends its actors
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_states_with_strings_and_none_hash_alike_in_every_actor(transport: RayTransport) -> None:
     # Bully's states hold node names, roles and message kinds (str) and None: the counts
     # match only if every actor hashes them alike (PYTHONHASHSEED, address randomization).

@@ -101,9 +101,8 @@ def test_explain_has_one_sentence_per_step() -> None:
     steps = [line for line in lines if line.startswith("Step ")]
     assert len(steps) == 10 and all(line.endswith(".") for line in steps)
     assert steps[2] == (
-        'Step 3: n1 does "pause" (process pause begins) while it is "leader t1, write t1 pending";'
-        ' afterwards n1 is "paused, leader t1, write t1 pending"'
-        ' (was "leader t1, write t1 pending").'
+        "Step 3 (t=0): n1 pauses (process pause begins);"
+        ' now n1 is "paused, leader t1, write t1 pending".'
     )
     assert lines[-1].startswith("The property no-stale-write")
     assert lines[-1].endswith("below epoch 2, which it had already accepted.")

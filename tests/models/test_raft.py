@@ -197,6 +197,7 @@ def split_elections(model: RaftModel) -> list[tuple[Action, bool]]:
     ]
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_a_minority_side_never_elects_a_leader() -> None:
     """On three nodes a win during a split needs a vote delivered across the split, which
     the partition forbids. (On five, a candidate may win on the small side with votes it

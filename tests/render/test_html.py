@@ -1,93 +1,148 @@
-"""The HTML report: its content, and stepping to the violation in real headless Chromium.
+"""The HTML trace page: its content, its chart's marks, and stepping to the violation in
+real headless Chromium (more browser tests in test_html_browser.py).
 
-The browser test keeps a screenshot in tests/artifacts/ for review. It is skipped only
-where Chromium is missing outside CI; in CI (CI=true) a missing browser fails it.
+The browser test keeps a screenshot in tests/artifacts/ for review.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from leadercheck.checker.cli import main
-
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "tests" / "artifacts"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-BROWSER_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from leadercheck.checker.properties import always
+from leadercheck.checker.render.context import TraceContext
+from leadercheck.checker.render.html import _plain, trace_to_html
+from leadercheck.checker.search import check
+from tests.render.conftest import ARTIFACTS
+from tests.toys import Counter
 
 
-@pytest.fixture(scope="module")
-def page_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("html")
-    result = CliRunner().invoke(
-        main, ["--protocol", "lease-no-fencing", "--html", "--out", str(out)]
-    )
-    assert result.exit_code == 1
-    return out / "lease-no-fencing.html"
+def _data(page: Path) -> dict[str, Any]:
+    text = page.read_text()
+    start = text.index('<script type="application/json" id="trace-data">') + 48
+    data: dict[str, Any] = json.loads(text[start : text.index("</script>", start)])
+    return data
 
 
-def test_page_is_self_contained_and_carries_the_trace(page_path: Path) -> None:
-    text = page_path.read_text()
+def _svg(page: Path) -> str:
+    text = page.read_text()
+    return text[text.index("<svg") : text.index("</svg>")]
+
+
+def test_page_is_self_contained_and_carries_the_trace(pages: Path) -> None:
+    page = pages / "lease-no-fencing.html"
+    text = page.read_text()
     assert "http://" not in text.replace("http://www.w3.org", "")
     assert "https://" not in text and "<link" not in text and "src=" not in text
-    start = text.index('<script type="application/json" id="trace-data">') + 48
-    data = json.loads(text[start : text.index("</script>", start)])
+    data = _data(page)
     assert data["property"] == "no-stale-write" and len(data["steps"]) == 11
+    assert data["loop_from"] is None
     storage = data["steps"][10]["participants"][-3]
-    assert storage["name"] == "storage" and storage["fields"]["stale_write_accepted"] == "True"
+    assert storage["name"] == "storage" and storage["fields"]["stale_write_accepted"] == "yes"
     assert "78,245 distinct states" in text
+    assert len(text) < 100_000
 
 
-def test_same_trace_gives_the_same_page(page_path: Path, tmp_path: Path) -> None:
-    CliRunner().invoke(main, ["--protocol", "lease-no-fencing", "--html", "--out", str(tmp_path)])
-    assert (tmp_path / "lease-no-fencing.html").read_bytes() == page_path.read_bytes()
+def test_same_trace_gives_the_same_page(pages: Path, tmp_path: Path) -> None:
+    args = ["--protocol", "bully-flapping", "--html", str(tmp_path), "--out", str(tmp_path)]
+    CliRunner().invoke(main, args)
+    for name in ("bully-flapping.html", "bully-flapping.single-leader.html"):
+        assert (tmp_path / name).read_bytes() == (pages / name).read_bytes()
 
 
-def test_stepping_to_the_violation_in_chromium(page_path: Path) -> None:
-    if CHROMIUM is None:
-        if os.environ.get("CI"):
-            pytest.fail("Chromium is missing in CI: .ci/run must install it")
-        pytest.skip("Chromium not installed")
-    from playwright.sync_api import sync_playwright
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (True, "yes"),
+        (False, "no"),
+        (None, "-"),
+        ([], "-"),
+        (("n1", "n2"), "n1, n2"),
+        ({"n1": 0, "n2": True}, "n1: 0, n2: yes"),
+        ({"n1": {"owner": "n1", "seq": 1}}, "n1: (owner: n1, seq: 1)"),
+        (frozenset({"b", "a"}), "a, b"),
+        (3, "3"),
+    ],
+)
+def test_a_field_reads_as_words(value: object, shown: str) -> None:
+    assert _plain(value) == shown
 
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=BROWSER_FLAGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(page_path.as_uri())
-            assert page.inner_text("#step-no") == "0"
-            assert not page.is_visible("#verdict")
-            page.keyboard.press("ArrowRight")
-            assert page.inner_text("#step-no") == "1"
-            page.keyboard.press("ArrowLeft")
-            assert page.inner_text("#step-no") == "0"
-            while page.inner_text("#step-no") != "10":
-                page.click("#next")
-            assert page.is_visible("#verdict")
-            assert "no-stale-write" in page.inner_text("#verdict")
-            changed = page.locator("tr.changed").evaluate_all(
-                "rows => rows.map(r => r.dataset.participant)"
-            )
-            assert changed == ["n1", "storage"]
-            highlighted = page.inner_text("tr[data-participant=storage] span.field.changed")
-            assert highlighted == "stale_write_accepted: True"
-            assert page.locator(".chart g.current").count() >= 1
-            ARTIFACTS.mkdir(exist_ok=True)
-            page.screenshot(path=str(ARTIFACTS / "lease-no-fencing-step-10.png"), full_page=True)
-        finally:
-            browser.close()
+
+def test_the_chart_marks_each_steps_elements_and_names_them_in_words(pages: Path) -> None:
+    """render/dot.py writes class="step-<i>" on a step's nodes and edges (and "header",
+    "loop", "verdict"), and tooltips; the page shows the tooltip, never a Graphviz id."""
+    page = pages / "bully-flapping.html"
+    svg = _svg(page)
+    groups = re.findall(
+        r'<g id="([^"]+)" class="((?:node|edge)\b[^"]*)">\s*<title>([^<]*)</title>', svg
+    )
+    classes = [c.replace("&#45;", "-").split() for _, c, _ in groups]
+    for i in range(19):
+        assert any(f"step-{i}" in c for c in classes), i
+    assert any("header" in c for c in classes) and any("loop" in c for c in classes)
+    assert any("verdict" in c for c in classes)
+    titles = [t for _, _, t in groups]
+    ids = {i for i, _, _ in groups}
+    graphviz_names = r"[a-z]+\d*_\w+|[a-z]\d+"  # r3_n1, c3_2, s3: node names, not words
+    assert not [t for t in titles if t in ids or re.fullmatch(graphviz_names, t)]
+    assert any(t.startswith("step 12: n3 &#45;&gt; n2: COORDINATOR") for t in titles)
+    assert "xlink:title" not in svg and "<!--" not in svg
+    assert re.match(r'<svg id="diagram" style="max-width: [\d.]+pt" width=', svg)
+    standalone = (pages / "bully-flapping.svg").read_text()  # the SVG file keeps the tooltips
+    assert 'class="node step&#45;18 row"' in standalone and 'xlink:title="step 18: n3' in standalone
+
+
+def test_a_lasso_page_says_where_the_loop_goes_back_to(pages: Path) -> None:
+    page = pages / "bully-flapping.html"
+    data = _data(page)
+    assert data["loop_from"] == 7
+    assert data["loop_text"] == "loop: back to step 7; steps 8..18 repeat forever"
+    rows = re.findall(r'<tr data-step="(\d+)"( class="[^"]*")?>', page.read_text())
+    assert [int(i) for i, c in rows if "looped" in c] == list(range(8, 19))
+    assert rows[-1][1] == ' class="deciding looped"'
+    assert "the loop returns here" in page.read_text().split('data-step="7"')[1].split("</tr>")[0]
+
+
+def test_stepping_to_the_violation_in_chromium(pages: Path, browser: Any) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        page.goto((pages / "lease-no-fencing.html").as_uri())
+        assert page.inner_text("#step-no") == "0"
+        assert not page.is_visible("#verdict")
+        page.keyboard.press("ArrowRight")
+        assert page.inner_text("#step-no") == "1"
+        page.keyboard.press("ArrowLeft")
+        assert page.inner_text("#step-no") == "0"
+        while page.inner_text("#step-no") != "10":
+            page.click("#next")
+        assert page.is_visible("#verdict")
+        assert "no-stale-write" in page.inner_text("#verdict")
+        changed = page.locator("tr.changed").evaluate_all(
+            "rows => rows.map(r => r.dataset.participant)"
+        )
+        assert changed == ["n1", "storage"]
+        storage = "tr[data-participant=storage]"
+        assert page.inner_text(f"{storage} span.field.changed") == "stale_write_accepted: no → yes"
+        assert page.inner_text(f"{storage} span.field.changed del") == "no"
+        assert page.inner_text(f"{storage} .sum del") == "highest epoch 2"
+        assert page.inner_text("tr[data-participant=n2] .sum") == "leader t2"  # unchanged
+        assert page.locator(".chart g.current").count() >= 1
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "lease-no-fencing-step-10.png"), full_page=True)
+    finally:
+        page.close()
     assert (ARTIFACTS / "lease-no-fencing-step-10.png").stat().st_size > 10_000
+
+
+def test_without_graphviz_the_page_has_the_table_and_no_chart() -> None:
+    result = check(Counter(3), [always("small", lambda s: s < 3)])
+    ctx = TraceContext("toy", {"limit": 3}, result.results[0])
+    page = trace_to_html(ctx, None, result.stats, ctx.params)
+    assert "No diagram: Graphviz `dot` was not available." in page and "<svg" not in page
+    assert '<tr data-step="2" class="deciding">' in page

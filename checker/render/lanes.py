@@ -1,0 +1,459 @@
+"""What each participant is at each step of a trace: the facts a sequence chart draws.
+
+Pure functions from a `Trace` to per-step, per-participant facts and to the intervals and
+messages they make up. Nothing here draws; `chart.py` does. Generic over the view
+vocabulary below: a trace whose views lack a key simply has no such fact, and nothing of it
+is drawn.
+
+The view vocabulary read (`Step.view`, the model's `describe()`; `Step.action`):
+
+- a node is a participant whose view has `up` or `role`; every other participant that the
+  trace summarises (store, storage, a proxy) is a lane only if some action names it as
+  actor or target, or its summary changes;
+- node `role`: `"leader"` leads; any other value (follower, candidate) is shown as is;
+- node epoch: the first of the keys `term`, `lease_token`, `token`, `key_token`, `znode`,
+  `ghost_epoch`, `epoch`; the word it is shown with comes from the key (EPOCH_WORDS);
+- node `up` (false: crashed), node `paused`; any participant's `down` (true: crashed, as a
+  store that is down);
+- `network.island`: the nodes on one side of a node partition (the rest are the other
+  side); `network.cut_from_store`: nodes that cannot reach the participant `store`;
+- `network.in_flight`: messages as text, `Kind(sender->receiver)`; a message's identity is
+  its text. It is sent at the step where it appears and ends at the step where it
+  disappears: delivered if that step's action is not a fault and names its receiver (as
+  target, as the cluster models' delivery `Action(kind, sender, receiver)` does, or actor),
+  else lost (a `lose` action, a partition that cut it, its receiver's crash); one still in
+  flight at the end is neither;
+- belief: a paused node cannot learn anything, so it goes on believing what it did when
+  its pause began (a leader's lease may expire in the store meanwhile: it still believes it
+  leads, under the epoch it had) until it resumes;
+- time: the ticks so far, a tick being an action of kind TICK in the clock's fairness class
+  (a `stabilize` of kind TICK has a class of its own and moves no clock); in a trace read
+  from a file, which keeps no kinds, the action `tick` of `clock`.
+
+A saved trace (`trace_file.load_trace`) becomes a `Trace` through `trace_from_saved`; its
+actions then carry no kinds, so faults are known by name (FAULT_NAMES).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from leadercheck.checker.model import BY_KIND, CLOCK_CLASS, FAULT, TICK, Action
+from leadercheck.checker.replay import SavedTrace
+from leadercheck.checker.trace import Step, Trace
+
+LEADER = "leader"
+# The epoch keys of a node's view, first found wins, and the word each is shown with.
+EPOCH_WORDS: tuple[tuple[str, str], ...] = (
+    ("term", "term"),
+    ("lease_token", "token"),
+    ("token", "token"),
+    ("key_token", "token"),
+    ("znode", "znode"),
+    ("ghost_epoch", "epoch"),
+    ("epoch", "epoch"),
+)
+# What a saved trace's faults are called (a trace file keeps no action kinds).
+FAULT_NAMES = frozenset({"crash", "lose", "partition", "pause"})
+_MESSAGE = re.compile(r"(?P<kind>[^()]+)\((?P<sender>[^()]+?)->(?P<receiver>[^()]+)\)")
+
+DELIVERED, LOST, IN_FLIGHT = "delivered", "lost", "in flight"
+
+
+@dataclass(frozen=True)
+class Facts:
+    """One participant at one step. `believes` is what a paused node still thinks:
+    it led when its pause began, so it goes on believing it leads until it resumes."""
+
+    role: str | None = None
+    epoch: int | None = None
+    word: str | None = None  # the epoch's word: term, token, znode, epoch
+    leads: bool = False  # role == leader and up
+    believes: bool = False  # leads, or paused since a step where it led
+    paused: bool = False
+    crashed: bool = False
+    island: bool = False  # on the island side of a node partition
+    rest: bool = False  # on the other side of a node partition
+    cut_from_store: bool = False
+
+    def title(self, epoch: int | None = None, word: str | None = None) -> str:
+        """`leader (term 1)`, `candidate (term 2)`, `follower`: role and epoch in words (an
+        epoch 0 only as a term: a token or ghost epoch of 0 means none)."""
+        role = self.role or "running"
+        epoch = self.epoch if epoch is None else epoch
+        word = word or self.word
+        if word is None or epoch is None or (epoch == 0 and word != "term"):
+            return role
+        return f"{role} ({word} {epoch})"
+
+    @property
+    def standing(self) -> str:
+        """What a chart says of a node that does not lead: its role, with its term if the
+        protocol has terms (every node is in one); tokens belong to leaders only."""
+        return self.title() if self.word == "term" else (self.role or "")
+
+
+@dataclass(frozen=True)
+class Interval:
+    """Steps start..stop-1 of one participant; stop is len(trace.steps) if it lasts."""
+
+    who: str
+    start: int
+    stop: int
+
+    def overlaps(self, other: Interval) -> bool:
+        return self.start < other.stop and other.start < self.stop
+
+    def __contains__(self, step: int) -> bool:
+        return self.start <= step < self.stop
+
+
+@dataclass(frozen=True)
+class Leadership(Interval):
+    """A node believing it leads, under one epoch (None: the view has no epoch key)."""
+
+    epoch: int | None = None
+    word: str | None = None
+
+    @property
+    def title(self) -> str:
+        return Facts(role=LEADER, epoch=self.epoch, word=self.word).title()
+
+
+@dataclass(frozen=True)
+class Pause(Interval):
+    """A paused node and what it still believes: its role and epoch when the pause began."""
+
+    belief: str = ""
+    believes_leader: bool = False
+
+
+@dataclass(frozen=True)
+class Partition:
+    """Steps start..stop-1 during which the nodes are split into `island` and `rest`."""
+
+    start: int
+    stop: int
+    island: tuple[str, ...]
+    rest: tuple[str, ...]
+
+    @property
+    def title(self) -> str:
+        return "{" + ", ".join(self.island) + "} | {" + ", ".join(self.rest) + "}"
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message: sent at step `sent`, ended at `ended` (None: still in flight)."""
+
+    text: str
+    kind: str
+    sender: str
+    receiver: str
+    sent: int
+    ended: int | None
+    fate: str  # DELIVERED, LOST or IN_FLIGHT
+    cause: str = ""  # for a lost one: how it was lost, in words
+
+
+@dataclass(frozen=True)
+class Lanes:
+    """Every fact of a trace a chart draws; `facts[i][name]` is participant name at step i."""
+
+    nodes: tuple[str, ...]
+    others: tuple[str, ...]  # store, storage, proxy: the ones the trace uses
+    facts: tuple[Mapping[str, Facts], ...]
+    times: tuple[int, ...]  # ticks so far, per step
+    ticks: tuple[bool, ...]  # whether step i is a tick
+    leaderships: tuple[Leadership, ...]
+    pauses: tuple[Pause, ...]
+    crashes: tuple[Interval, ...]
+    partitions: tuple[Partition, ...]
+    store_cuts: tuple[Interval, ...]
+    messages: tuple[Message, ...]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.nodes + self.others
+
+    def split_brains(self) -> list[tuple[Leadership, Leadership]]:
+        """Pairs of leaderships of two nodes that overlap in time."""
+        found = []
+        for k, a in enumerate(self.leaderships):
+            for b in self.leaderships[k + 1 :]:
+                if a.who != b.who and a.overlaps(b):
+                    found.append((a, b))
+        return found
+
+
+# -- per step --------------------------------------------------------------------------------
+
+
+def epoch_of(view: Mapping[str, object]) -> tuple[int | None, str | None]:
+    """The epoch of a node's view and its word, from the first epoch key it has."""
+    for key, word in EPOCH_WORDS:
+        value = view.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value, word
+    return None, None
+
+
+def is_node(view: Mapping[str, object]) -> bool:
+    return "up" in view or "role" in view
+
+
+def columns(trace: Trace) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The nodes, then the other participants the trace uses, in first-seen order."""
+    names: dict[str, None] = dict.fromkeys(trace.participants)
+    for step in trace.steps:
+        for name, view in step.view.items():
+            if is_node(view):
+                names.setdefault(name, None)
+    nodes = tuple(n for n in names if any(is_node(s.view.get(n, {})) for s in trace.steps))
+    named = {a.actor for a in trace.actions} | {a.target for a in trace.actions if a.target}
+    others = tuple(
+        n
+        for n in names
+        if n not in nodes and (n in named or len({s.summary.get(n) for s in trace.steps}) > 1)
+    )
+    return nodes, others
+
+
+def _network(step: Step) -> Mapping[str, object]:
+    return step.view.get("network", {})
+
+
+def _names(value: object) -> tuple[str, ...]:
+    if isinstance(value, (list, tuple)):
+        return tuple(str(v) for v in value)
+    return ()
+
+
+def step_facts(trace: Trace, nodes: Sequence[str], others: Sequence[str]) -> list[dict[str, Facts]]:
+    """Each step's facts per lane (`believes` carried through pauses)."""
+    out: list[dict[str, Facts]] = []
+    frozen: dict[str, Facts] = {}  # a paused node's facts when its pause began
+    for step in trace.steps:
+        net = _network(step)
+        island = set(_names(net.get("island")))
+        cut = set(_names(net.get("cut_from_store")))
+        row: dict[str, Facts] = {}
+        for name in nodes:
+            view = step.view.get(name, {})
+            role = view.get("role")
+            up = view.get("up", True) is not False
+            paused = bool(view.get("paused", False)) and up
+            epoch, word = epoch_of(view)
+            leads = role == LEADER and up
+            if paused:
+                was = frozen.setdefault(name, out[-1][name] if out else Facts())
+                believes = was.believes or (leads and not out)
+            else:
+                frozen.pop(name, None)
+                believes = leads
+            row[name] = Facts(
+                role=str(role) if role is not None else None,
+                epoch=epoch,
+                word=word,
+                leads=leads,
+                believes=believes,
+                paused=paused,
+                crashed=not up,
+                island=name in island,
+                rest=bool(island) and name not in island,
+                cut_from_store=name in cut,
+            )
+        for name in others:
+            view = step.view.get(name, {})
+            row[name] = Facts(crashed=view.get("down") is True or view.get("up") is False)
+        out.append(row)
+    return out
+
+
+def is_tick(action: Action | None) -> bool:
+    """A tick of the clock: kind TICK in the clock's class (by name in a saved trace)."""
+    if action is None:
+        return False
+    if action.kind == TICK:
+        return action.fairness in (BY_KIND, CLOCK_CLASS)
+    return action.name == "tick" and action.actor == "clock"
+
+
+def is_fault(action: Action) -> bool:
+    return action.kind == FAULT or action.name in FAULT_NAMES
+
+
+def clock(trace: Trace) -> tuple[tuple[int, ...], tuple[bool, ...]]:
+    """Per step: the ticks so far, and whether the step is one."""
+    ticks = tuple(is_tick(s.action) for s in trace.steps)
+    times, now = [], 0
+    for ticked in ticks:
+        now += ticked
+        times.append(now)
+    return tuple(times), ticks
+
+
+# -- intervals -------------------------------------------------------------------------------
+
+
+def _runs(flags: Sequence[bool]) -> list[tuple[int, int]]:
+    """Maximal runs of True as (start, stop)."""
+    runs, start = [], None
+    for i, flag in enumerate([*flags, False]):
+        if flag and start is None:
+            start = i
+        elif not flag and start is not None:
+            runs.append((start, i))
+            start = None
+    return runs
+
+
+def _known(epoch: int | None, word: str | None) -> int | None:
+    """The epoch if it says one: a token or ghost epoch of 0 means none (a term 0 is one)."""
+    return epoch if epoch is not None and (epoch != 0 or word == "term") else None
+
+
+def leaderships(facts: Sequence[Mapping[str, Facts]], nodes: Sequence[str]) -> list[Leadership]:
+    """Per node, each run of steps it believes it leads, split where its epoch changes to
+    another known one (a leader whose view drops its token goes on under the one it had); a
+    paused node keeps the epoch it had when the pause began."""
+    found = []
+    for name in nodes:
+        current: Leadership | None = None
+        for i, row in enumerate(facts):
+            f = row[name]
+            epoch = _known(f.epoch, f.word) if not f.paused or current is None else None
+            if current is not None and (
+                not f.believes or None not in (epoch, current.epoch) and epoch != current.epoch
+            ):
+                found.append(replace(current, stop=i))
+                current = None
+            if f.believes and current is None:
+                current = Leadership(name, i, len(facts), epoch, f.word)
+            elif current is not None and current.epoch is None and epoch is not None:
+                current = replace(current, epoch=epoch, word=f.word)
+        if current is not None:
+            found.append(current)
+    return sorted(found, key=lambda lead: (lead.start, nodes.index(lead.who)))
+
+
+def pauses(facts: Sequence[Mapping[str, Facts]], nodes: Sequence[str]) -> list[Pause]:
+    found = []
+    for name in nodes:
+        for start, stop in _runs([row[name].paused for row in facts]):
+            before = facts[start - 1 if start else start][name]  # what it knew when it stopped
+            found.append(Pause(name, start, stop, before.title(), facts[start][name].believes))
+    return sorted(found, key=lambda p: (p.start, nodes.index(p.who)))
+
+
+def crashes(facts: Sequence[Mapping[str, Facts]], names: Sequence[str]) -> list[Interval]:
+    found = [
+        Interval(name, start, stop)
+        for name in names
+        for start, stop in _runs([row[name].crashed for row in facts])
+    ]
+    return sorted(found, key=lambda c: (c.start, names.index(c.who)))
+
+
+def store_cuts(facts: Sequence[Mapping[str, Facts]], nodes: Sequence[str]) -> list[Interval]:
+    found = [
+        Interval(name, start, stop)
+        for name in nodes
+        for start, stop in _runs([row[name].cut_from_store for row in facts])
+    ]
+    return sorted(found, key=lambda c: (c.start, nodes.index(c.who)))
+
+
+def partitions(trace: Trace, nodes: Sequence[str]) -> list[Partition]:
+    """Each run of steps with the same non-empty island, and the rest of the nodes."""
+    found: list[Partition] = []
+    sides = [tuple(sorted(_names(_network(s).get("island")))) for s in trace.steps]
+    start = 0
+    for i in range(1, len(sides) + 1):
+        if i == len(sides) or sides[i] != sides[start]:
+            if sides[start]:
+                island = sides[start]
+                rest = tuple(n for n in nodes if n not in island)
+                found.append(Partition(start, i, island, rest))
+            start = i
+    return found
+
+
+# -- messages --------------------------------------------------------------------------------
+
+
+def parse_message(text: str) -> tuple[str, str, str] | None:
+    """(kind, sender, receiver) of `Kind(sender->receiver)`, or None."""
+    match = _MESSAGE.fullmatch(text.strip())
+    if match is None:
+        return None
+    return match["kind"], match["sender"], match["receiver"]
+
+
+def _in_flight(step: Step) -> list[str]:
+    return list(_names(_network(step).get("in_flight")))
+
+
+def _ending(action: Action | None, kind: str, sender: str, receiver: str) -> tuple[str, str]:
+    """How a message that disappears at a step with `action` ended: fate and cause."""
+    if action is None:
+        return LOST, "gone"
+    if not is_fault(action) and receiver in (action.target, action.actor):
+        return DELIVERED, ""
+    if action.name == "lose":
+        return LOST, "lost by the network"
+    if action.name == "partition":
+        return LOST, "cut off by the partition"
+    if action.name == "crash" and action.actor == receiver:
+        return LOST, f"dropped: {receiver} crashed"
+    return LOST, f"gone at {action.name}"
+
+
+def messages(trace: Trace) -> list[Message]:
+    """Every message that is ever in flight, sent to delivered, lost or still in flight."""
+    found: list[Message] = []
+    open_: dict[str, tuple[int, tuple[str, str, str]]] = {}
+    previous: set[str] = set()
+    for step in trace.steps:
+        now = _in_flight(step)
+        for text in sorted(previous - set(now)):
+            sent, (kind, sender, receiver) = open_.pop(text)
+            fate, cause = _ending(step.action, kind, sender, receiver)
+            found.append(Message(text, kind, sender, receiver, sent, step.index, fate, cause))
+        for text in now:
+            if text not in previous:
+                parsed = parse_message(text)
+                if parsed is not None:
+                    open_[text] = (step.index, parsed)
+        previous = {t for t in now if t in open_}
+    for text, (sent, (kind, sender, receiver)) in open_.items():
+        found.append(Message(text, kind, sender, receiver, sent, None, IN_FLIGHT))
+    return sorted(found, key=lambda m: (m.sent, m.ended is None, m.ended or 0, m.text))
+
+
+def lanes(trace: Trace) -> Lanes:
+    """Every fact of `trace` that a chart draws."""
+    nodes, others = columns(trace)
+    facts = step_facts(trace, nodes, others)
+    times, ticks = clock(trace)
+    return Lanes(
+        nodes=nodes,
+        others=others,
+        facts=tuple(facts),
+        times=times,
+        ticks=ticks,
+        leaderships=tuple(leaderships(facts, nodes)),
+        pauses=tuple(pauses(facts, nodes)),
+        crashes=tuple(crashes(facts, nodes + others)),
+        partitions=tuple(partitions(trace, nodes)),
+        store_cuts=tuple(store_cuts(facts, nodes)),
+        messages=tuple(messages(trace)),
+    )
+
+
+def trace_from_saved(saved: SavedTrace) -> Trace:
+    """A trace file's steps as a `Trace` (its recorded views; no states, no action kinds)."""
+    steps = tuple(Step(s.index, s.action, s.state, s.summary, None) for s in saved.steps)
+    return Trace(steps, saved.loop_from)

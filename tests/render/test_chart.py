@@ -1,0 +1,267 @@
+"""The sequence chart's DOT (and its SVG, where Graphviz is installed): what a reader must see.
+
+The geometry is read back from the DOT: every node is pinned (`pos="x,y!"`, in points, y
+up), so bars, bands and arrows can be checked where they are drawn.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+import pytest
+
+from leadercheck.checker.model import Action
+from leadercheck.checker.properties import always
+from leadercheck.checker.render.context import TraceContext
+from leadercheck.checker.render.dot import BAR_W, trace_to_dot
+from leadercheck.checker.render.lanes import lanes
+from leadercheck.checker.result import PropertyResult, Verdict
+from leadercheck.checker.trace import Step, Trace
+from tests.render.live_traces import context, violated
+
+SPLIT_BRAIN = violated("single-leader")
+DOT = shutil.which("dot")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One node or edge statement of the DOT: its name (a -> b for an edge), attributes."""
+
+    name: str
+    head: str | None
+    attrs: dict[str, str]
+
+    @property
+    def xy(self) -> tuple[float, float]:
+        x, y = self.attrs["pos"].rstrip("!").split(",")
+        return float(x), float(y)
+
+    @property
+    def span(self) -> tuple[float, float]:
+        """A box's vertical extent, top and bottom, in points (y up)."""
+        y, h = self.xy[1], float(self.attrs["height"]) * 72
+        return y + h / 2, y - h / 2
+
+    @property
+    def classes(self) -> list[str]:
+        return self.attrs.get("class", "").split()
+
+
+def _value(text: str, k: int) -> tuple[str, int]:
+    """The attribute value starting at text[k]: quoted, an HTML label, or a bare word."""
+    if text[k] == '"':
+        end = k + 1
+        while text[end] != '"':
+            end += 2 if text[end] == "\\" else 1
+        return text[k + 1 : end].replace('\\"', '"'), end + 1
+    if text[k] == "<":
+        depth, end = 0, k
+        while True:
+            depth += {"<": 1, ">": -1}.get(text[end], 0)
+            end += 1
+            if depth == 0:
+                return text[k:end], end
+    end = k
+    while end < len(text) and text[end] not in " ]":
+        end += 1
+    return text[k:end], end
+
+
+def parse(dot: str) -> list[Item]:
+    items = []
+    for line in dot.splitlines():
+        match = re.match(r"\t(\w+)(?: -> (\w+))? \[(.*)\]$", line)
+        if match is None or match[1] in ("graph", "node", "edge"):
+            continue
+        attrs, text, k = {}, match[3], 0
+        while k < len(text):
+            key = re.match(r"\s*(\w+)=", text[k:])
+            assert key is not None, text[k:]
+            attrs[key[1]], k = _value(text, k + key.end())
+        items.append(Item(match[1], match[2], attrs))
+    return items
+
+
+def chart(protocol: str, prop: str) -> list[Item]:
+    """The nodes of the chart of `prop` on `protocol` (edges join nodes named for them)."""
+    return nodes(trace_to_dot(context(protocol, prop)))
+
+
+def nodes(dot: str) -> list[Item]:
+    return [i for i in parse(dot) if i.head is None]
+
+
+def text(items: list[Item]) -> str:
+    """The words of every label, as a reader sees them (lines joined by spaces)."""
+    labels = " ".join(i.attrs.get("label", "") for i in items)
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]*>", " ", labels)))
+
+
+def _bars(items: list[Item]) -> list[Item]:
+    return [i for i in items if re.fullmatch(r"lead\d+", i.name)]
+
+
+@pytest.mark.parametrize("protocol", SPLIT_BRAIN)
+def test_every_split_brain_is_two_overlapping_bars_in_two_colours(protocol: str) -> None:
+    items = chart(protocol, "single-leader")
+    bars = _bars(items)
+    overlapping = [
+        (a, b)
+        for k, a in enumerate(bars)
+        for b in bars[k + 1 :]
+        if a.xy[0] != b.xy[0] and a.span[1] < b.span[0] and b.span[1] < a.span[0]
+    ]
+    assert overlapping, f"{protocol}: no two leaders at once"
+    a, b = overlapping[0]
+    assert a.attrs["fillcolor"] != b.attrs["fillcolor"]
+    tags = [i.attrs["label"] for i in items if re.fullmatch(r"lead\d+_tag", i.name)]
+    assert all(re.search(r"leader( \((term|token|epoch|znode) \d+\))?<", t) for t in tags)
+    assert any(i.name.startswith("brain") and "two leaders" in i.attrs["label"] for i in items)
+
+
+PARTITIONED = (
+    ("heartbeat-no-quorum", "single-leader"),
+    ("raft-no-quorum", "single-leader"),
+    ("even-quorum", "leader-eventually"),
+    ("bully-flapping", "leadership-settles"),
+    ("gossip", "single-leader"),
+)
+
+
+@pytest.mark.parametrize(("protocol", "prop"), PARTITIONED)
+def test_every_partition_is_a_band_behind_the_cut_off_side(protocol: str, prop: str) -> None:
+    ln = lanes(context(protocol, prop).trace)
+    items = chart(protocol, prop)
+    bands = [i for i in items if re.fullmatch(r"part\d+_\d+", i.name)]
+    assert ln.partitions and len(bands) == len(ln.partitions)  # here each island is one run
+    x = {i.name[2:]: i.xy[0] for i in items if re.fullmatch(r"h_n\d+", i.name)}
+    for band, part in zip(bands, ln.partitions, strict=True):
+        left = band.xy[0] - float(band.attrs["width"]) * 36
+        right = band.xy[0] + float(band.attrs["width"]) * 36
+        assert all(left < x[n] < right for n in part.island)
+        assert not any(left < x[n] < right for n in part.rest)
+
+
+def test_a_partition_present_at_step_0_covers_the_first_row() -> None:
+    items = chart("even-quorum", "leader-eventually")
+    (band,) = [i for i in items if i.name == "part0_0"]
+    first_row = next(i for i in items if i.name == "r0_step").xy[1]
+    header = next(i for i in items if i.name == "h_n1")
+    assert band.span[0] > first_row and band.span[0] <= header.span[1] + 0.5
+    words = text(items)
+    assert "partitioned from the start" in words
+    assert "repeats forever" in words and "{n1, n2} | {n3, n4} partitioned" in words
+
+
+PAUSED = (
+    ("lease-no-fencing", "no-stale-write"),
+    ("k8s-lease", "no-stale-write"),
+    ("patroni-sync", "no-stale-write"),
+)
+
+
+@pytest.mark.parametrize(("protocol", "prop"), PAUSED)
+def test_every_pause_is_a_striped_segment_saying_what_the_node_believes(
+    protocol: str, prop: str
+) -> None:
+    ln = lanes(context(protocol, prop).trace)
+    items = chart(protocol, prop)
+    segments = [i for i in items if re.fullmatch(r"pause\d+", i.name)]
+    assert ln.pauses and len(segments) == len(ln.pauses)
+    assert all(s.attrs["style"] == "striped" for s in segments)
+    tags = [i.attrs["label"] for i in items if re.fullmatch(r"pause\d+_tag", i.name)]
+    assert any("believes leader (token 1)" in t for t in tags)
+
+
+def test_lost_messages_end_in_crosses_and_replies_are_drawn() -> None:
+    raft = chart("raft-no-quorum", "single-leader")
+    crosses = {i.name for i in raft if re.fullmatch(r"msg\d+_lost_\d+_a", i.name)}
+    assert len(crosses) == 2  # one lost RequestVote: a cross of two strokes
+    tags = [i.attrs["label"] for i in raft if re.fullmatch(r"msg\d+_tag", i.name)]
+    assert sum("RequestVote to n3" in t for t in tags) == 1
+    assert sum("VoteGranted" in t for t in tags) == 1
+    heartbeat = chart("heartbeat-no-quorum", "single-leader")
+    assert len([i for i in heartbeat if re.fullmatch(r"msg\d+_lost_0_a", i.name)]) == 2
+
+
+def test_messages_are_sloped_and_end_on_the_receivers_lifeline() -> None:
+    ctx = context("raft-no-quorum", "single-leader")
+    items = {i.name: i for i in nodes(trace_to_dot(ctx))}
+    lane = {n: items[f"h_{n}"].xy[0] for n in ("n1", "n2", "n3")}
+    for k, m in enumerate(lanes(ctx.trace).messages):
+        start, end = items[f"msg{k}_a"].xy, items[f"msg{k}_b"].xy
+        assert start[1] > end[1], m  # it arrives (or is lost) rows later: a slope
+        assert abs(start[0] - lane[m.sender]) <= BAR_W / 2
+        if m.fate == "delivered":
+            assert abs(end[0] - lane[m.receiver]) <= BAR_W / 2
+
+
+def test_the_verdict_box_sits_right_of_the_deciding_row() -> None:
+    ctx = context("heartbeat-no-quorum", "single-leader")
+    items = {i.name: i for i in nodes(trace_to_dot(ctx))}
+    row = items[f"r{len(ctx.trace)}_mark"]
+    verdict = items["verdict"]
+    assert row.span[1] <= verdict.xy[1] <= row.span[0]
+    assert verdict.xy[0] > max(items[f"h_{n}"].xy[0] for n in ("n1", "n2", "n3"))
+    assert "h_storage" not in items  # an unused storage has no lifeline
+    assert "h_storage" in {i.name for i in chart("lease-no-fencing", "no-stale-write")}
+
+
+def test_every_item_has_a_class_and_a_tooltip_and_text_is_11_pt_or_more() -> None:
+    dot = trace_to_dot(context("bully-flapping", "leadership-settles"))
+    items = parse(dot)
+    for item in items:
+        assert item.attrs.get("tooltip"), item
+        classes = item.classes
+        assert classes and (
+            any(re.fullmatch(r"step-\d+", c) for c in classes)
+            or classes[0] in ("header", "legend", "lifeline")
+        ), item
+    assert {c for i in items for c in i.classes if c.startswith("step-")} == {
+        f"step-{k}" for k in range(19)
+    }
+    sizes = [float(s) for s in re.findall(r'(?:POINT-SIZE|fontsize)="?([\d.]+)', dot)]
+    assert sizes and min(sizes) >= 11
+    assert "0x" not in dot  # no memory addresses
+
+
+def test_the_same_trace_gives_the_same_dot() -> None:
+    ctx = context("lease-no-fencing", "no-stale-write")
+    assert trace_to_dot(ctx) == trace_to_dot(ctx)
+    fresh = context.__wrapped__("lease-no-fencing", "no-stale-write")  # a search of its own
+    assert fresh.trace is not ctx.trace
+    assert trace_to_dot(fresh) == trace_to_dot(ctx)
+
+
+@pytest.mark.skipif(DOT is None, reason="Graphviz `dot` is not installed")
+@pytest.mark.parametrize(
+    ("protocol", "prop"),
+    [("heartbeat-no-quorum", "single-leader"), ("bully-flapping", "leadership-settles")],
+)
+def test_the_svg_renders_without_warnings_and_keeps_classes(protocol: str, prop: str) -> None:
+    assert DOT is not None
+    dot = trace_to_dot(context(protocol, prop))
+    proc = subprocess.run([DOT, "-Tsvg"], input=dot, capture_output=True, text=True, check=True)
+    assert proc.stderr == ""
+    svg = proc.stdout
+    assert 'class="node step&#45;1' in svg and 'class="node header"' in svg
+    assert "xlink:title=" in svg  # the tooltips
+
+
+def test_a_trace_without_the_vocabulary_still_charts_its_steps() -> None:
+    """A user's model with the default describe(): no lanes' facts, only steps and calls."""
+    view = {"state": {"value": "0"}}
+    steps = (
+        Step(0, None, view, {"a": "x"}, 0),
+        Step(1, Action("go", "a", "b", "note <&>"), view, {"a": "y", "b": "z"}, 1),
+    )
+    outcome = PropertyResult(always("x", lambda s: True), Verdict.VIOLATED, Trace(steps), "bad")
+    items = nodes(trace_to_dot(TraceContext("toy", {}, outcome)))
+    names = {i.name for i in items}
+    assert {"h_a", "h_b", "call1_a", "verdict"} <= names
+    assert not any(re.fullmatch(r"(lead|pause|part|msg)\d+.*", n) for n in names)
+    assert "note <&>" in text(items)

@@ -1,0 +1,151 @@
+"""The trace page in headless Chromium at 1000 and 1400 px: it fits the window, the current
+step is highlighted and in view, and every way of stepping works (keys, clicks, the address,
+a lasso going round)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.render.conftest import ARTIFACTS
+
+LAST = {"bully-flapping": 18, "lease-no-fencing": 10}
+IN_VIEW = """n => [...document.querySelectorAll('.chart .step-' + n)].map(e => {
+  const r = e.getBoundingClientRect();
+  return [r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth,
+          e.classList.contains('current')];
+})"""
+
+ARROW_OF = """() => {  // the middle of an arrow that belongs to one step only: [step, x, y]
+  const g = [...document.querySelectorAll('.chart g.edge')]
+    .find(g => [...g.classList].filter(c => c.startsWith('step-')).length === 1
+               && g.querySelector('path'));
+  const step = Number([...g.classList].find(c => c.startsWith('step-')).slice(5));
+  const r = g.querySelector('path').getBoundingClientRect();
+  return [step, r.left + r.width / 2, r.top + r.height / 2];
+}"""
+BLANK_IN_ROW = """i => {  // a point in step i's row (the middle of its own elements) on no element
+  const own = [...document.querySelectorAll('.chart .step-' + i)]
+    .filter(g => [...g.classList].filter(c => c.startsWith('step-')).length === 1)
+    .map(g => g.getBoundingClientRect());
+  const y = (Math.min(...own.map(r => r.top)) + Math.max(...own.map(r => r.bottom))) / 2;
+  const chart = document.getElementById('diagram').getBoundingClientRect();
+  for (let x = chart.left + 2; x < chart.right; x += 4) {
+    if (!document.elementFromPoint(x, y).closest('g.node, g.edge')) return [x, y];
+  }
+  return null;
+}"""
+
+
+@pytest.fixture
+def tab(browser: Any) -> Iterator[Any]:
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    yield page
+    page.close()
+    assert not errors
+
+
+def _open(tab: Any, pages: Path, name: str, hash: str = "") -> None:
+    tab.goto((pages / f"{name}.html").as_uri() + hash)
+
+
+def _step(tab: Any) -> int:
+    return int(tab.inner_text("#step-no"))
+
+
+def _current(tab: Any) -> list[int]:
+    """The step every highlighted chart element belongs to (an element that spans steps,
+    such as a message sent at one and delivered at the next, carries both)."""
+    per_element = tab.locator(".chart g.current").evaluate_all(
+        "gs => gs.map(g => [...g.classList].filter(c => c.startsWith('step-'))"
+        ".map(c => Number(c.slice(5))))"
+    )
+    common = set.intersection(*(set(steps) for steps in per_element)) if per_element else set()
+    return sorted(common)
+
+
+@pytest.mark.parametrize("width", [1000, 1400])
+@pytest.mark.parametrize("name", ["bully-flapping", "lease-no-fencing"])
+def test_fits_the_window_and_end_shows_the_deciding_step(
+    tab: Any, pages: Path, name: str, width: int
+) -> None:
+    tab.set_viewport_size({"width": width, "height": 900 if width == 1400 else 800})
+    _open(tab, pages, name)
+    assert tab.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    chart = tab.locator("#diagram").bounding_box()
+    side = tab.locator(".side").bounding_box()
+    assert chart["x"] + chart["width"] <= side["x"]  # beside the table, not above it
+    tab.keyboard.press("End")
+    last = LAST[name]
+    assert _step(tab) == last and tab.is_visible("#verdict")
+    marks = tab.evaluate(IN_VIEW, last)
+    assert len(marks) >= 3 and all(inside and lit for inside, lit in marks), marks
+    assert _current(tab) == [last]
+    assert tab.get_attribute("#steps tr.current", "data-step") == str(last)
+    assert tab.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    tab.evaluate("scrollTo(0, document.documentElement.scrollHeight)")  # the chart stays
+    box = tab.locator(".chart-col").bounding_box()
+    assert box["y"] >= 0 and box["y"] + box["height"] <= tab.viewport_size["height"]
+    tab.keyboard.press("Home")
+    assert _step(tab) == 0 and _current(tab) == [0]
+    assert tab.evaluate("location.hash") == "#step=0"
+
+
+def test_the_address_opens_a_step_and_follows_the_stepping(tab: Any, pages: Path) -> None:
+    _open(tab, pages, "lease-no-fencing", "#step=3")
+    assert _step(tab) == 3 and _current(tab) == [3]
+    assert tab.inner_text("#step-text") == "3: n1: pause (process pause begins)"
+    tab.keyboard.press("n")
+    assert _step(tab) == 4 and tab.evaluate("location.hash") == "#step=4"
+    tab.keyboard.press("p")
+    tab.keyboard.press("p")
+    assert tab.evaluate("location.hash") == "#step=2"
+    tab.evaluate("location.hash = '#step=8'")
+    tab.wait_for_function("document.getElementById('step-no').textContent === '8'")
+    _open(tab, pages, "lease-no-fencing", "#step=99")  # beyond the end: the last step
+    assert _step(tab) == 10 and tab.evaluate("location.hash") == "#step=10"
+
+
+def test_a_click_on_a_row_or_an_arrow_goes_to_its_step(tab: Any, pages: Path) -> None:
+    _open(tab, pages, "bully-flapping")
+    tab.click("#steps tr[data-step='12']")
+    assert _step(tab) == 12 and _current(tab) == [12]
+    step, x, y = tab.evaluate(ARROW_OF)
+    tab.mouse.click(x, y)
+    assert _step(tab) == step != 12  # an arrow of that step
+    tab.mouse.click(*tab.evaluate(BLANK_IN_ROW, 14))
+    assert _step(tab) == 14  # a blank part of the row
+    tab.locator("#slider").fill("5")
+    assert _step(tab) == 5 and _current(tab) == [5]
+
+
+def test_right_at_the_last_step_of_a_lasso_goes_back_to_where_the_loop_starts(
+    tab: Any, pages: Path
+) -> None:
+    _open(tab, pages, "bully-flapping")
+    tab.keyboard.press("End")
+    assert tab.inner_text("#loop-note").startswith("loop: back to step 7;")
+    assert tab.evaluate("document.querySelector('.chart g.loop').classList.contains('current')")
+    ARTIFACTS.mkdir(exist_ok=True)
+    tab.screenshot(path=str(ARTIFACTS / "bully-flapping-1400-last-step.png"))
+    tab.keyboard.press("ArrowRight")
+    assert _step(tab) == 7 and not tab.is_visible("#loop-note")
+    tab.keyboard.press("End")
+    tab.click("#next")
+    assert _step(tab) == 7
+    tab.focus("#slider")  # a focused slider does not stop at its end either
+    tab.keyboard.press("End")
+    tab.keyboard.press("ArrowRight")
+    assert _step(tab) == 7
+
+
+def test_a_plain_counterexample_stops_at_its_last_step(tab: Any, pages: Path) -> None:
+    _open(tab, pages, "lease-no-fencing", "#step=10")
+    tab.keyboard.press("ArrowRight")
+    assert _step(tab) == 10 and tab.is_disabled("#next")
+    assert not tab.is_visible("#loop-note")

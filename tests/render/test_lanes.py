@@ -1,0 +1,146 @@
+"""The per-step facts a chart draws, read off real counterexamples and small made-up traces."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from leadercheck.checker.model import FAULT, TICK, Action
+from leadercheck.checker.render.lanes import (
+    DELIVERED,
+    IN_FLIGHT,
+    LOST,
+    Interval,
+    Leadership,
+    lanes,
+    parse_message,
+    trace_from_saved,
+)
+from leadercheck.checker.render.trace_file import load_trace
+from leadercheck.checker.trace import Step, Trace
+from tests.render.live_traces import context
+
+COUNTEREXAMPLES = Path(__file__).resolve().parents[2] / "counterexamples"
+
+
+def test_heartbeat_without_quorum_has_two_overlapping_leaderships() -> None:
+    ln = lanes(context("heartbeat-no-quorum", "single-leader").trace)
+    assert ln.leaderships == (
+        Leadership("n1", 0, 7, epoch=1, word="epoch"),
+        Leadership("n2", 6, 7, epoch=2, word="epoch"),
+    )
+    assert ln.split_brains() == [ln.leaderships]
+    assert ln.nodes == ("n1", "n2", "n3") and ln.others == ()  # the storage is never used
+    assert ln.times == (0, 0, 0, 1, 1, 2, 2) and ln.ticks[3] and ln.ticks[5]
+
+
+def test_the_old_lease_holder_is_paused_and_still_believes_it_leads() -> None:
+    ln = lanes(context("lease-no-fencing", "no-stale-write").trace)
+    (pause,) = ln.pauses
+    assert (pause.who, pause.start, pause.stop) == ("n1", 3, 9)
+    assert pause.belief == "leader (token 1)" and pause.believes_leader
+    old, new = ln.leaderships
+    assert (old.who, old.epoch, old.word) == ("n1", 1, "token")
+    # the store's lease expires at step 5, but a paused n1 cannot know: it believes on
+    assert (old.start, old.stop) == (1, 9) and not ln.facts[6]["n1"].leads
+    assert ln.facts[6]["n1"].believes and ln.facts[6]["n1"].paused
+    assert (new.who, new.epoch, new.start) == ("n2", 2, 6) and old.overlaps(new)
+    assert ln.others == ("store", "storage")
+
+
+def test_even_quorum_is_partitioned_two_and_two_from_the_initial_state() -> None:
+    ctx = context("even-quorum", "leader-eventually")
+    ln = lanes(ctx.trace)
+    (part,) = ln.partitions
+    assert (part.start, part.stop) == (0, len(ctx.trace.steps))
+    assert part.island == ("n1", "n2") and part.rest == ("n3", "n4")
+    assert part.title == "{n1, n2} | {n3, n4}"
+    assert ln.facts[0]["n1"].island and ln.facts[0]["n4"].rest
+    assert ctx.trace.loop_from is not None and not ln.leaderships
+    assert ln.times == (0, 0, 1)  # stabilize is of kind TICK, but no tick of the clock
+
+
+def test_raft_without_quorum_loses_a_request_vote_to_the_partition() -> None:
+    ln = lanes(context("raft-no-quorum", "single-leader").trace)
+    by_text = {m.text: m for m in ln.messages}
+    lost = by_text["RequestVote(n1->n3)"]
+    assert (lost.sent, lost.ended, lost.fate) == (1, 4, LOST)
+    assert lost.cause == "cut off by the partition"
+    delivered = by_text["RequestVote(n1->n2)"]
+    assert (delivered.sender, delivered.receiver, delivered.sent, delivered.ended) == (
+        "n1",
+        "n2",
+        1,
+        2,
+    )
+    reply = by_text["VoteGranted(n2->n1)"]
+    assert (reply.sent, reply.ended, reply.fate) == (2, 3, DELIVERED)
+    assert [(x.who, x.start) for x in ln.leaderships] == [("n1", 3), ("n3", 5)]
+
+
+def test_a_trace_file_gives_the_same_facts_as_the_live_trace() -> None:
+    """A saved trace keeps no action kinds: ticks and faults are known by name there."""
+    for stem, protocol, prop in (
+        ("heartbeat-no-quorum", "heartbeat-no-quorum", "single-leader"),
+        ("raft-no-quorum", "raft-no-quorum", "single-leader"),
+        ("even-quorum", "even-quorum", "leader-eventually"),
+        ("bully-flapping", "bully-flapping", "leadership-settles"),
+    ):
+        saved = lanes(trace_from_saved(load_trace(COUNTEREXAMPLES / f"{stem}.json")))
+        assert saved == lanes(context(protocol, prop).trace), stem
+
+
+def _step(i: int, action: Action | None, **view: Mapping[str, object]) -> Step:
+    summary = {name: repr(v) for name, v in view.items() if name != "network"}
+    return Step(i, action, view, summary, None)
+
+
+def test_messages_by_their_text_resent_lost_and_still_in_flight() -> None:
+    node = {"up": True, "role": "follower"}
+
+    def net(*msgs: str) -> dict[str, Mapping[str, object]]:
+        return {"network": {"in_flight": list(msgs), "island": []}}
+
+    trace = Trace(
+        (
+            _step(0, None, n1=node, n2=node, **net()),
+            _step(1, Action("ping", "n1"), n1=node, n2=node, **net("Ping(n1->n2)", "junk")),
+            _step(2, Action("Ping", "n1", "n2"), n1=node, n2=node, **net("junk")),
+            _step(3, Action("ping", "n1"), n1=node, n2=node, **net("Ping(n1->n2)")),
+            _step(4, Action("lose", "network", None, "", FAULT), n1=node, n2=node, **net()),
+            _step(5, Action("ping", "n1"), n1=node, n2=node, **net("Ping(n1->n2)")),
+        )
+    )
+    got = [(m.sent, m.ended, m.fate, m.cause) for m in lanes(trace).messages]
+    assert got == [
+        (1, 2, DELIVERED, ""),
+        (3, 4, LOST, "lost by the network"),
+        (5, None, IN_FLIGHT, ""),
+    ]
+    assert parse_message("junk") is None
+    assert parse_message("VoteGranted(n2->n1)") == ("VoteGranted", "n2", "n1")
+
+
+def test_crashes_restarts_and_a_store_that_is_down() -> None:
+    up, down = {"up": True, "role": "leader", "term": 3}, {"up": False, "role": "follower"}
+    tick = Action("tick", "clock", None, "", TICK)
+    trace = Trace(
+        (
+            _step(0, None, n1=up, store={"holder": "n1"}),
+            _step(1, Action("crash", "n1", None, "", FAULT), n1=down, store={"down": True}),
+            _step(2, tick, n1=down, store={"down": True}),
+            _step(3, Action("restart", "n1"), n1={**up, "role": "follower"}, store={}),
+        )
+    )
+    ln = lanes(trace)
+    assert ln.nodes == ("n1",) and ln.others == ("store",)  # its summary changes
+    assert ln.crashes == (Interval("n1", 1, 3), Interval("store", 1, 3))
+    assert ln.leaderships == (Leadership("n1", 0, 1, epoch=3, word="term"),)
+    assert ln.times == (0, 0, 1, 1)
+    assert ln.facts[3]["n1"].title() == "follower (term 3)"
+
+
+def test_a_view_without_the_vocabulary_has_no_facts() -> None:
+    trace = Trace((Step(0, None, {"state": {"value": "(0, 1)"}}, {}, None),))
+    ln = lanes(trace)
+    assert ln.columns == () and not ln.messages and not ln.partitions and not ln.leaderships
