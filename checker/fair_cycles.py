@@ -14,6 +14,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
+from leadercheck.checker.errors import ModelError
 from leadercheck.checker.liveness import LASSO_CANDIDATES, UNFAIR, FairnessGraph
 from leadercheck.checker.properties import Kind, Property
 from leadercheck.checker.result import EndReason, PropertyResult, Verdict
@@ -252,6 +253,15 @@ class Judge:
             why = f"a fair cycle of {steps} (from step {loop_from}) on which it never comes true"
         else:
             why = f"stuck at step {loop_from}, where no fair action is enabled"
+        if prop.kind is Kind.LEADS_TO and prop.explain is not None:  # why, in the model's terms
+            try:
+                why += f": {prop.explain(lasso.steps[loop_from].state)}"
+            except Exception as exc:
+                raise ModelError(
+                    f"{self.who}: the explanation of {prop.name} raised {type(exc).__name__}: "
+                    f"{exc}",
+                    lasso,
+                ) from exc
         return lasso, why
 
 

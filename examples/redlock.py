@@ -25,6 +25,7 @@ from typing import NamedTuple
 from leadercheck.checker import Action, sometimes
 from leadercheck.models.cluster import ClusterModel, ClusterState, FaultBounds, FaultKind, Successor
 from leadercheck.models.cluster.nodes import STORAGE, node_name
+from leadercheck.models.cluster.storage import leadership_note
 from leadercheck.models.params import Param, ProtocolEntry
 
 MASTERS = "ABCDE"
@@ -118,7 +119,7 @@ class Redlock(ClusterModel):
             storage, _ = s.storage.write(c.ghost, fencing=False)
             done = c._replace(checked=False, ghost=c.ghost if c.validity else 0)
             after = s.with_node(i, done)._replace(storage=storage)
-            yield Action("write", name, STORAGE, f"ghost epoch {c.ghost} accepted"), after
+            yield Action("write", name, STORAGE, leadership_note(c.ghost)), after
 
     def set_nx(self, s: ClusterState, i: int, c: Client) -> Successor:
         """SET NX PX on the next master; after the last one, the client counts its OKs."""

@@ -50,6 +50,7 @@ from leadercheck.models.cluster import (
 )
 from leadercheck.models.cluster.base import Successor
 from leadercheck.models.cluster.nodes import CLOCK, NETWORK, node_name, with_life
+from leadercheck.models.cluster.storage import leadership_note
 from leadercheck.models.params import NODES, Measure, Param, ProtocolEntry, fault_params
 
 ELECTION, OK, COORDINATOR = "ELECTION", "OK", "COORDINATOR"
@@ -183,7 +184,7 @@ class BullyModel(ClusterModel):
                 )
                 yield Action("heartbeat", name, None, note), after
             storage, _ = s.storage.write(node.ghost, fencing=False)
-            note = f"ghost epoch {node.ghost} accepted"
+            note = leadership_note(node.ghost)
             yield Action("write", name, STORAGE, note), s._replace(storage=storage)
         elif node.timer == 0:
             yield self.time_out(s, i)

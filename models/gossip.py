@@ -37,6 +37,7 @@ from leadercheck.checker.model import FAULT, Action
 from leadercheck.models.cluster import STORAGE, ClusterModel, ClusterState, FaultBounds, countdown
 from leadercheck.models.cluster.base import Successor
 from leadercheck.models.cluster.nodes import node_name, with_life
+from leadercheck.models.cluster.storage import leadership_note
 from leadercheck.models.params import NODES, Param, ProtocolEntry, fault_params
 
 
@@ -188,7 +189,7 @@ class GossipModel(ClusterModel):
             yield from self.gossip(s, i)
         if node.leading:
             storage, _ = s.storage.write(node.ghost, fencing=False)
-            note = f"ghost epoch {node.ghost} accepted"
+            note = leadership_note(node.ghost)
             yield Action("write", name, STORAGE, note), s._replace(storage=storage)
 
     def urgent(self, s: ClusterState, i: int) -> bool:

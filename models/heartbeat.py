@@ -31,6 +31,7 @@ from leadercheck.models.cluster import (
 )
 from leadercheck.models.cluster.base import Successor
 from leadercheck.models.cluster.nodes import node_name, with_life
+from leadercheck.models.cluster.storage import leadership_note
 from leadercheck.models.params import NODES, Param, ProtocolEntry, fault_params
 
 HEARTBEAT = "heartbeat"
@@ -110,7 +111,7 @@ class HeartbeatModel(ClusterModel):
                 after = s.with_node(i, node._replace(due=False))._replace(net=net)
                 yield Action("send heartbeat", name, None, note), after
             storage, _ = s.storage.write(node.ghost, fencing=False)
-            note = f"ghost epoch {node.ghost} accepted"
+            note = leadership_note(node.ghost)
             yield Action("write", name, STORAGE, note), s._replace(storage=storage)
         elif node.timer == 0:
             ghost = s.ghost + 1

@@ -44,7 +44,7 @@ from leadercheck.checker.properties import (
     leads_to,
     sometimes,
 )
-from leadercheck.models.cluster.nodes import node_name
+from leadercheck.models.cluster.nodes import node_name, node_set
 
 
 def _leaders_by_epoch(state: Any) -> dict[int | None, list[int]]:
@@ -172,11 +172,34 @@ false_failover = sometimes(
     lambda s: "the lease passed to another node while its holder was up and healthy",
 )
 
+
+def _no_majority(state: Any) -> str:
+    """Why no node can lead in `state`, in votes: a leader needs a strict majority."""
+    nodes = getattr(state, "nodes", ())
+    if not nodes:
+        return "no node leads"
+    need = len(nodes) // 2 + 1
+    up = frozenset(i for i, n in enumerate(nodes, start=1) if n.up)
+    island = frozenset(getattr(getattr(state, "net", None), "island", frozenset()))
+    if island:
+        sides = [up & island, up - island]
+        told = ", ".join(
+            f"{node_set(side)} can gather {len(side)} of {len(nodes)} votes" for side in sides
+        )
+        if all(len(side) < need for side in sides):
+            return f"no side of the partition can elect a leader: {told}; a leader needs {need}"
+        return f"no node leads ({told}; a leader needs {need})"
+    if len(up) < need:
+        return f"only {len(up)} of {len(nodes)} nodes are up, a leader needs {need}"
+    return f"no node gathers the {need} of {len(nodes)} votes a leader needs"
+
+
 leader_eventually = eventually(
     "leader-eventually",
     lambda s: bool(_live_leaders(s)),
     "on every fair behaviour some node eventually leads (nodes' steps and deliveries are "
     "weakly fair, time passes, faults are never forced)",
+    _no_majority,
 )
 
 

@@ -429,7 +429,8 @@ def root_cause(saved: SavedTrace) -> str:
         said.append(_deciding(saved, times))
     sentences = [
         _sentence(_what_broke(saved, with_reason=not lasso)),
-        _from_the_start(saved, named),
+        # a lasso's reason speaks of the loop's states, not of how they began
+        _from_the_start(saved, [] if lasso else named),
         "The steps that matter: " + "; ".join(said) + "." if said else "",
         loop_sentence(saved, "Then") if lasso else "",
     ]

@@ -16,7 +16,7 @@ from leadercheck.models.cluster.base import (
 from leadercheck.models.cluster.faults import STORE_CRASH, FaultKind, Faults
 from leadercheck.models.cluster.network import Message, Network
 from leadercheck.models.cluster.nodes import STORAGE, STORE, node_name
-from leadercheck.models.cluster.storage import Storage
+from leadercheck.models.cluster.storage import Storage, leadership_note
 from leadercheck.models.cluster.store import Store
 from leadercheck.models.cluster.symmetry import InterchangeableNodes
 from leadercheck.models.cluster.time import countdown
@@ -38,5 +38,6 @@ __all__ = [
     "Store",
     "Successor",
     "countdown",
+    "leadership_note",
     "node_name",
 ]

@@ -14,6 +14,12 @@ from typing import NamedTuple
 from leadercheck.models.cluster.records import quick_replace
 
 
+def leadership_note(leadership: int) -> str:
+    """The note of an accepted write in a protocol without tokens: which leadership made it
+    (the checker numbers leaderships with a ghost epoch; the protocol itself cannot tell)."""
+    return f"accepted, from leadership #{leadership}"
+
+
 @quick_replace
 class Storage(NamedTuple):
     hi_epoch: int = 0

@@ -82,8 +82,8 @@ def test_no_stale_write_counterexample_is_the_old_coordinator_writing_last() -> 
     ]
     assert r.trace is not None
     assert [a.note for a in r.trace.actions[-2:]] == [
-        "ghost epoch 2 accepted",
-        "ghost epoch 1 accepted",
+        "accepted, from leadership #2",
+        "accepted, from leadership #1",
     ]
 
 

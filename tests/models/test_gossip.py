@@ -74,7 +74,7 @@ def test_no_stale_write_counterexample_is_the_old_leader_writing_last() -> None:
         ("write", "n3", "storage"),
     ]
     assert r.trace is not None
-    assert r.trace.actions[-1].note == "ghost epoch 1 accepted"
+    assert r.trace.actions[-1].note == "accepted, from leadership #1"
 
 
 def test_the_old_leader_leads_again_as_soon_as_it_restarts() -> None:

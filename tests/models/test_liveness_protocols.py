@@ -31,6 +31,11 @@ def test_even_quorum_never_elects_and_the_lasso_shows_it() -> None:
     assert lasso.loop_from == 1
     stable = lasso.last.state
     assert not any(a.name == "timeout" for a, _ in model.successors(stable))
+    # the lasso says why, in votes: the 2|2 partition leaves no side a majority of four
+    assert result.reason.endswith(
+        "on which it never comes true: no side of the partition can elect a leader: "
+        "{n1, n2} can gather 2 of 4 votes, {n3, n4} can gather 2 of 4 votes; a leader needs 3"
+    )
 
 
 @pytest.mark.slow  # 12 s
