@@ -948,7 +948,7 @@ class _Chart:
             fill, ink = self.colour[(lead.who, lead.start)] if lead else ("#aab7b8", "#566573")
             span = f"resumed at step {pause.stop}" if ended else "never resumed"
             tip = f"{pause.who} paused at step {pause.start}, {span}; it still believes: " + (
-                pause.belief
+                pause.belief + (f"; {pause.meanwhile}" if pause.meanwhile else "")
             )
             x = self.x[pause.who]
             cv.box(
@@ -966,12 +966,13 @@ class _Chart:
                 penwidth="1.2",
             )
             believes = "believes " + pause.belief if pause.believes_leader else pause.belief
+            told = ["paused, still", believes] + ([pause.meanwhile] if pause.meanwhile else [])
             cv.text(
                 TAGS,
                 f"pause{k}_tag",
                 x + BAR_W / 2 + 4,
                 top + 9 + LINE_H,
-                ["paused, still", believes],
+                told,
                 css,
                 tip,
                 size=SMALL,

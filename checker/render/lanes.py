@@ -128,6 +128,7 @@ class Pause(Interval):
 
     belief: str = ""
     believes_leader: bool = False
+    meanwhile: str = ""  # what ran out while it was paused: "its lease ran out at t=2"
 
 
 @dataclass(frozen=True)
@@ -339,13 +340,36 @@ def leaderships(facts: Sequence[Mapping[str, Facts]], nodes: Sequence[str]) -> l
     return sorted(found, key=lambda lead: (lead.start, nodes.index(lead.who)))
 
 
-def pauses(facts: Sequence[Mapping[str, Facts]], nodes: Sequence[str]) -> list[Pause]:
+def pauses(
+    facts: Sequence[Mapping[str, Facts]],
+    nodes: Sequence[str],
+    trace: Trace | None = None,
+    times: Sequence[int] = (),
+) -> list[Pause]:
     found = []
     for name in nodes:
         for start, stop in _runs([row[name].paused for row in facts]):
             before = facts[start - 1 if start else start][name]  # what it knew when it stopped
-            found.append(Pause(name, start, stop, before.title(), facts[start][name].believes))
+            meanwhile = _ran_out(trace, name, start, stop, times) if trace is not None else ""
+            found.append(
+                Pause(name, start, stop, before.title(), facts[start][name].believes, meanwhile)
+            )
     return sorted(found, key=lambda p: (p.start, nodes.index(p.who)))
+
+
+def _ran_out(trace: Trace, name: str, start: int, stop: int, times: Sequence[int]) -> str:
+    """The first countdown of the node's own view (a key ending in `_left`, such as
+    `lease_left`) that reached 0 while it was paused: 'its lease ran out at t=2'."""
+    steps = trace.steps
+    for k in range(max(start, 1), min(stop, len(steps))):
+        was, now = steps[k - 1].view.get(name, {}), steps[k].view.get(name, {})
+        for key, value in now.items():
+            old = was.get(key)
+            if key.endswith("_left") and value == 0 and isinstance(old, int) and old > 0:
+                what = key[: -len("_left")].replace("_", " ")
+                at = f" at t={times[k]}" if k < len(times) else ""
+                return f"its {what} ran out{at}"
+    return ""
 
 
 def crashes(facts: Sequence[Mapping[str, Facts]], names: Sequence[str]) -> list[Interval]:
@@ -445,7 +469,7 @@ def lanes(trace: Trace) -> Lanes:
         times=times,
         ticks=ticks,
         leaderships=tuple(leaderships(facts, nodes)),
-        pauses=tuple(pauses(facts, nodes)),
+        pauses=tuple(pauses(facts, nodes, trace, times)),
         crashes=tuple(crashes(facts, nodes + others)),
         partitions=tuple(partitions(trace, nodes)),
         store_cuts=tuple(store_cuts(facts, nodes)),

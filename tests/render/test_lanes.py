@@ -39,6 +39,7 @@ def test_the_old_lease_holder_is_paused_and_still_believes_it_leads() -> None:
     (pause,) = ln.pauses
     assert (pause.who, pause.start, pause.stop) == ("n1", 3, 9)
     assert pause.belief == "leader (token 1)" and pause.believes_leader
+    assert pause.meanwhile == "its lease ran out at t=2"  # drawn under the belief
     old, new = ln.leaderships
     assert (old.who, old.epoch, old.word) == ("n1", 1, "token")
     # the store's lease expires at step 5, but a paused n1 cannot know: it believes on
