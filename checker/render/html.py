@@ -223,6 +223,7 @@ h2 { font-size: 1em; margin: 1.2em 0 .4em; }
 .chart g.edge.current polygon, .chart g.node.current ellipse { fill: #0b57d0; }
 .chart g.loop.current path, .chart g.loop.current polygon { stroke: #0b57d0; }
 .chart g.loop.current polygon { fill: #0b57d0; }
+.chart g.current polygon[fill="transparent"] { stroke: none; }  /* hit boxes stay unseen */
 .side { min-width: 0; }
 .controls { display: flex; gap: .5em; align-items: center; padding: .4em 0;
   position: sticky; top: 0; background: #fff; z-index: 1; }
