@@ -71,6 +71,7 @@ def test_reductions_judge_liveness_unreduced_and_say_why(tmp_path: Path) -> None
     assert [ph["name"] for ph in b["stats"]["phases"]] == ["search", "search", "fair cycles"]
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_a_bound_cuts_the_measures_too_and_says_so(tmp_path: Path) -> None:
     """--stats runs a search per size: each obeys the state bound, and a cut one makes the
     run incomplete (exit 3) even where the verdicts hold."""

@@ -374,9 +374,11 @@ def _key_steps(saved: SavedTrace) -> tuple[dict[int, str], list[str]]:
             not lasso and last > 0 and steps[last].summary.get(p) != steps[last - 1].summary.get(p)
         )
         if k == 0 and not changed_last:
-            initially.append(f'{participant(p)} is "{steps[0].summary[p]}"')
+            initially.append(f'{participant(p)} is "{steps[0].summary.get(p, "not recorded")}"')
         elif k:
-            key.setdefault(k, f', and {participant(p)} becomes "{steps[k].summary[p]}"')
+            key.setdefault(
+                k, f', and {participant(p)} becomes "{steps[k].summary.get(p, "not recorded")}"'
+            )
     return key, initially
 
 
@@ -385,7 +387,7 @@ def _while(action: Action, before: RecordedStep) -> str:
     if action.actor not in before.summary or is_tick(action):
         return ""
     who = "it" if deed(action).startswith(participant(action.actor)) else action.actor
-    return f' while {who} is "{before.summary[action.actor]}"'
+    return f' while {who} is "{before.summary.get(action.actor, "not recorded")}"'
 
 
 def _from_the_start(saved: SavedTrace, named: list[str]) -> str:

@@ -47,6 +47,7 @@ def same_as_check(
     return parallel
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_raft_election_on_ray(transport: RayTransport) -> None:
     model, props = protocol("raft-election", N=3, NC=2, MaxTerm=2)
     result = same_as_check(model, props, transport)
@@ -65,12 +66,14 @@ def test_states_with_strings_and_none_hash_alike_in_every_actor(transport: RayTr
     same_as_check(model, props, transport)
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_a_violation_trace_on_ray(transport: RayTransport) -> None:
     model, props = protocol("raft-election", N=4, NC=2, MaxTerm=2, variant=1)
     result = same_as_check(model, props, transport)
     assert result.result("single-leader").verdict is Verdict.VIOLATED
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_one_actor_on_the_same_instance(transport: RayTransport) -> None:
     single = RayTransport(1, False, transport.runtime_env)  # one batch per step: no list
     model, props = protocol("raft-election", N=3, NC=2, MaxTerm=2)

@@ -106,7 +106,9 @@ def test_raft_election_transitions_commute_with_renaming() -> None:
         assert set(model.next_states(model.permute(s, swap))) == renamed
 
 
-@pytest.mark.parametrize("variant", ["correct", "noquorum", "forgetvote"])
+@pytest.mark.parametrize(
+    "variant", ["correct", "noquorum", pytest.param("forgetvote", marks=pytest.mark.slow)]
+)
 def test_raft_election_verdicts_and_trace_lengths_survive_symmetry(variant: str) -> None:
     model = _raft(N="4", NC="3", MaxTerm="2", variant=variant)
     props = load_expectations().properties("raft-election")

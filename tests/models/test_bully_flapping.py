@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import networkx as nx
+import pytest
 from click.testing import CliRunner
 
 from leadercheck.checker.cli import main
@@ -70,6 +71,7 @@ def test_the_livelock_changes_leader_on_the_way() -> None:
     assert {(3,), (2, 3), (2,)} & leaderships >= {(3,), (2, 3)}
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_a_bounded_number_of_partitions_lets_elections_settle() -> None:
     model = BullyModel(3, 2, FaultBounds(partitions=2))
     result = check(model, [leadership_settles]).result("leadership-settles")

@@ -15,7 +15,11 @@ from tests.helpers import reachable_count, run_protocol
 
 @pytest.mark.parametrize(
     ("name", "distinct"),
-    [("lease-fencing", 75_455), ("lease-no-fencing", 78_245), ("heartbeat-no-quorum", 19_292)],
+    [
+        pytest.param("lease-fencing", 75_455, marks=pytest.mark.slow),  # CI runs the slow set
+        pytest.param("lease-no-fencing", 78_245, marks=pytest.mark.slow),
+        ("heartbeat-no-quorum", 19_292),
+    ],
 )
 def test_reachable_state_count_at_defaults(name: str, distinct: int) -> None:
     assert reachable_count(name) == distinct

@@ -85,6 +85,7 @@ def raft() -> CheckResult:
 # -- verdicts and state counts at the defaults ---------------------------------------
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_raft_verdicts_and_reachable_states_at_defaults(raft: CheckResult) -> None:
     assert {r.prop.name: r.verdict for r in raft.results} == EXPECTED["raft"]
     # single-leader holds, so the search ran to the end: this is the whole reachable set
@@ -126,6 +127,7 @@ def test_reachable_state_count_at_defaults(name: str, distinct: int) -> None:
 # -- raft: safe elections, unsafe writes ---------------------------------------------
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_raft_witnesses_are_short(raft: CheckResult) -> None:
     lengths = {r.prop.name: len(r.trace) for r in raft.results if r.trace is not None}
     assert lengths == {
