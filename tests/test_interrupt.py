@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 VERIFY = [sys.executable, "-c", "from leadercheck.checker.cli import main; main()"]
@@ -102,6 +103,7 @@ def test_ctrl_c_stops_a_partitioned_search_and_its_workers(tmp_path: Path) -> No
     assert "verdict: INCOMPLETE" in done.stdout
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_ctrl_c_stops_the_gate(tmp_path: Path) -> None:
     done = _run([*VERIFY, "--all", "--out", str(tmp_path / "out")], tmp_path, after=4.0)
     assert done.returncode == 3, done.stderr

@@ -26,6 +26,7 @@ def test_the_estimate_follows_the_counts() -> None:
     assert stats(1, 1).collision_probability < 1e-18
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_report_and_json_carry_it(tmp_path: Path) -> None:
     args = ["--protocol", "raft-election", "--out", str(tmp_path)]
     text = CliRunner().invoke(main, args).stdout

@@ -238,6 +238,7 @@ def test_symmetry_as_check_with_the_same_reduction(workers: int) -> None:
     same_as_check(model, props, workers, reductions=symmetry)
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_partial_order_reduction_with_one_worker_as_check() -> None:
     model, props = protocol("lease-no-fencing", nodes=2)
     same_as_check(model, props, 1, reductions=Reductions(por=True))

@@ -25,7 +25,14 @@ def test_reachable_state_count_at_defaults(name: str, distinct: int) -> None:
     assert reachable_count(name) == distinct
 
 
-@pytest.mark.parametrize("name", ["lease-fencing", "lease-no-fencing", "heartbeat-no-quorum"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param("lease-fencing", marks=pytest.mark.slow),  # the gate checks them too
+        pytest.param("lease-no-fencing", marks=pytest.mark.slow),
+        "heartbeat-no-quorum",
+    ],
+)
 def test_verdicts_match_the_specs(name: str) -> None:
     result = run_protocol(name)
     expected = load_expectations().expected(name)
@@ -51,6 +58,7 @@ def test_lease_no_fencing_counterexample_is_the_paused_old_leader() -> None:
     assert r.trace.actions[-3].note == "token 2 accepted"
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_the_same_schedule_is_refused_by_fencing() -> None:
     """Replaying the no-fencing counterexample on lease-fencing: the late write is rejected."""
     broken = run_protocol("lease-no-fencing").result("no-stale-write").trace
