@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.guard import bounded_walk
 from leadercheck.checker.model import Action, Model
 from leadercheck.checker.properties import Kind, Property
 
@@ -65,20 +66,8 @@ class StateGraph:
 
 def count_states(model: Model[Any], limit: int) -> int | None:
     """How many states are reachable, or None if more than `limit`."""
-    seen: set[Any] = set()
-    queue: deque[Any] = deque()
-    for s in model.initial_states():
-        if s not in seen:
-            seen.add(s)
-            queue.append(s)
-    while queue:
-        for t in model.next_states(queue.popleft()):
-            if t not in seen:
-                if len(seen) >= limit:
-                    return None
-                seen.add(t)
-                queue.append(t)
-    return len(seen) if len(seen) <= limit else None
+    found = bounded_walk(model.initial_states(), model.next_states, limit + 1)
+    return found if found <= limit else None
 
 
 def fitting_parameters(

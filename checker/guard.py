@@ -525,15 +525,8 @@ def preflight(
     """
     guard = model if isinstance(model, GuardedModel) else GuardedModel(model)
     name = guard.name
-    initial = check_initial(guard.inner)
-    seen: set[Any] = set()
-    queue: deque[Any] = deque()
-    for state in initial:
-        if state not in seen:
-            seen.add(state)
-            queue.append(state)
-    while queue:
-        state = queue.popleft()
+
+    def expand(state: Any) -> list[Any]:
         check_shadowing(state)
         _evaluate(name, properties, state)
         try:
@@ -541,12 +534,35 @@ def preflight(
         except ModelError:
             raise
         except Exception:  # the model's own failure: the search reports it with its trace
-            continue
-        for _, succ in pairs:
+            return []
+        return [succ for _, succ in pairs]
+
+    bounded_walk(check_initial(guard.inner), expand, max_states)
+    return list(guard.warnings)
+
+
+def bounded_walk(
+    initial: Iterable[Any], expand: Callable[[Any], Iterable[Any]], max_states: int
+) -> int:
+    """Expand each state reachable from `initial` once, in breadth-first order, discovering
+    at most `max_states` states in all (every initial one); returns how many it expanded.
+    The small searches beside the real one (preflight, --lint's order digest, the state
+    graph's count) share it; `expand` gives a state's next states and may record more."""
+    seen: set[Any] = set()
+    queue: deque[Any] = deque()
+    for state in initial:
+        if state not in seen:
+            seen.add(state)
+            queue.append(state)
+    expanded = 0
+    while queue:
+        state = queue.popleft()
+        expanded += 1
+        for succ in expand(state):
             if len(seen) < max_states and succ not in seen:
                 seen.add(succ)
                 queue.append(succ)
-    return list(guard.warnings)
+    return expanded
 
 
 def _evaluate(name: str, properties: Sequence[Property], state: Any) -> None:
@@ -571,19 +587,13 @@ def order_digest(model: Model[Any], max_states: int = 2000) -> list[str]:
     the same order give identical lists; a difference shows a successor order that
     depends on the process, such as iterating a set of strings.
     """
-    queue: deque[Any] = deque()
-    seen: set[Any] = set()
-    for state in model.initial_states():
-        if state not in seen:
-            seen.add(state)
-            queue.append(state)
     lines: list[str] = []
-    while queue and len(lines) < max_states:
-        state = queue.popleft()
+
+    def expand(state: Any) -> list[Any]:
         pairs = list(model.successors(state))
         lines.append("|".join(repr(action.label()) for action, _ in pairs))
-        for _, succ in pairs:
-            if succ not in seen:
-                seen.add(succ)
-                queue.append(succ)
+        return [succ for _, succ in pairs]
+
+    # the first max_states states discovered are the first max_states expanded
+    bounded_walk(model.initial_states(), expand, max_states)
     return lines
