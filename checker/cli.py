@@ -969,6 +969,116 @@ def replay_command(
     ctx.exit(0 if result.reproduces else 1)
 
 
+@main.command("conform")
+@click.argument(
+    "trace_file", metavar="[TRACE.json]", required=False,
+    type=click.Path(path_type=Path, dir_okay=False),
+)  # fmt: skip
+@click.option(
+    "--against", "system", required=True, metavar="SYSTEM",
+    help="The real system: etcd, postgres, zookeeper or redis (started on loopback unless "
+    "--endpoint names running servers).",
+)  # fmt: skip
+@click.option(
+    "--protocol", "protocol_name", metavar="NAME",
+    help="With a trace: run its schedule as this protocol instead (the fenced variant of an "
+    "unfenced counterexample); with --random: the protocol (default: the first one the "
+    "system runs).",
+)  # fmt: skip
+@MODEL_OPTION
+@click.option(
+    "--endpoint", metavar="HOST:PORT[,...]",
+    help="Servers already running (left running); default: fresh ones on loopback.",
+)  # fmt: skip
+@click.option(
+    "--tick", type=float, default=1.0, show_default=True, metavar="SECONDS",
+    help="Real seconds per model tick (a TTL of k ticks is granted as k * SECONDS).",
+)  # fmt: skip
+@click.option(
+    "--settle", type=float, default=1.5, show_default=True, metavar="SECONDS",
+    help="How long a step's effect may take to show (a lease's expiry is etcd's own timer).",
+)  # fmt: skip
+@click.option(
+    "--ttl-scale", type=float, default=1.0, show_default=True, metavar="X",
+    help="Grant real TTLs X times the model's: a deliberately wrong mapping, to see the "
+    "comparison catch it (any X but 1 must diverge where a lease runs out).",
+)  # fmt: skip
+@click.option(
+    "--random", "schedules", type=int, metavar="N",
+    help="Run N random schedules instead of a trace; every observation is checked "
+    "against the model, and a divergent history is shrunk.",
+)  # fmt: skip
+@click.option("-p", "params", multiple=True, metavar="NAME=VALUE", help="With --random.")
+@click.option("--seed", type=int, default=0, show_default=True, help="With --random.")
+@click.option(
+    "--steps", "max_steps", type=int, default=12, show_default=True,
+    help="With --random: the most steps of one schedule.",
+)  # fmt: skip
+@click.option(
+    "--budget", type=float, default=600.0, show_default=True, metavar="SECONDS",
+    help="With --random: wall-clock limit for all schedules, shrinking included.",
+)  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print only the JSON record.")
+@click.option(
+    "--timeline", type=click.Path(path_type=Path, dir_okay=False), metavar="FILE.json",
+    help="Also write the record (the timeline) to FILE.json.",
+)  # fmt: skip
+@click.option(
+    "--html", "html_dir", type=click.Path(path_type=Path, file_okay=False), metavar="DIR",
+    help="With a trace: write DIR/<trace>.html, the trace's page with the real run below it.",
+)  # fmt: skip
+@click.pass_context
+def conform_command(
+    ctx: click.Context,
+    trace_file: Path | None,
+    system: str,
+    protocol_name: str | None,
+    model_spec: str | None,
+    endpoint: str | None,
+    tick: float,
+    settle: float,
+    ttl_scale: float,
+    schedules: int | None,
+    params: tuple[str, ...],
+    seed: int,
+    max_steps: int,
+    budget: float,
+    as_json: bool,
+    timeline: Path | None,
+    html_dir: Path | None,
+) -> None:
+    """Run a trace (or random schedules) on a real system and compare it with the model:
+    exit 0 if it does what the model predicts, 1 where it diverges, 2 on bad input."""
+    from leadercheck.checker import cli_conform  # noqa: PLC0415 (client libraries load when asked)
+
+    debug = bool(ctx.find_root().params.get("debug"))
+    try:
+        timing = cli_conform.timing_of(tick, settle, ttl_scale)
+        if schedules is None:
+            if trace_file is None:
+                raise LeadercheckError("conform needs a TRACE.json, or --random N")
+            if params:
+                raise LeadercheckError("-p is for --random; a trace carries its parameters")
+            code = cli_conform.trace_run(
+                trace_file, protocol_name, model_spec, system, endpoint, timing, as_json,
+                timeline, html_dir, ctx,
+            )  # fmt: skip
+        else:
+            if trace_file is not None:
+                raise LeadercheckError("give a TRACE.json or --random N, not both")
+            if html_dir is not None:
+                raise LeadercheckError("--html is for a trace; --random writes --timeline")
+            code = cli_conform.random_run(
+                protocol_name, model_spec or ctx.find_root().params.get("model_spec"),
+                _parse_params(params), system, endpoint, timing, schedules, seed, max_steps,
+                budget, as_json, timeline,
+            )  # fmt: skip
+    except LeadercheckError as exc:
+        _fail(exc, debug)
+        ctx.exit(USAGE_ERROR)
+    ctx.exit(code)
+
+
 @main.command("explain")
 @click.argument("trace_file", metavar="TRACE.json", type=click.Path(path_type=Path, dir_okay=False))
 @MODEL_OPTION

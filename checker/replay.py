@@ -97,6 +97,7 @@ class Replay:
     prop: Property | None
     prop_broken: bool | None  # ALWAYS: predicate false; SOMETIMES: predicate true
     total_steps: int
+    visited: tuple[Any, ...] = ()  # the initial state, then each replayed step's state
 
     @property
     def completed(self) -> bool:
@@ -252,4 +253,6 @@ def replay(
             closes = len(visited) == len(saved.steps) and loop[-1] == loop[0]
             met = [bool(prop.predicate(s)) for s in loop]
             broken = closes and not (any(met) if prop.kind is Kind.LEADS_TO else all(met))
-    return Replay(initial_diff, tuple(done), state, prop, broken, len(saved.steps) - 1)
+    return Replay(
+        initial_diff, tuple(done), state, prop, broken, len(saved.steps) - 1, tuple(visited)
+    )

@@ -90,7 +90,7 @@ def write_trace_files(
             contents[f"{stem}.state-graph.svg"] = dot_to_svg(state_graph_dot)
     if html_stats is not None:
         contents[f"{stem}.html"] = trace_to_html(ctx, svg, html_stats, ctx.params)
-    return Written(_write_all(directory, contents), note)
+    return Written(write_all(directory, contents), note)
 
 
 def file_stems(name: str, result: CheckResult) -> dict[str, str]:
@@ -131,10 +131,10 @@ def write_diagram_files(directory: Path, stem: str, ctx: TraceContext) -> Writte
         contents[f"{stem}.svg"] = dot_to_svg(dot)
     except SvgUnavailable as exc:
         note = str(exc)
-    return Written(_write_all(directory, contents), note)
+    return Written(write_all(directory, contents), note)
 
 
-def _write_all(directory: Path, contents: dict[str, str]) -> tuple[Path, ...]:
+def write_all(directory: Path, contents: dict[str, str]) -> tuple[Path, ...]:
     """Every file or none: staged under temporary names, then renamed into place."""
     try:
         directory.mkdir(parents=True, exist_ok=True)

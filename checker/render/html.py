@@ -114,8 +114,15 @@ def _step_rows(ctx: TraceContext) -> str:
 
 
 def trace_to_html(
-    ctx: TraceContext, svg: str | None, stats: Stats, params: Mapping[str, object]
+    ctx: TraceContext,
+    svg: str | None,
+    stats: Stats | None,
+    params: Mapping[str, object],
+    appendix: str = "",
+    appendix_css: str = "",
 ) -> str:
+    """The trace's page; `stats` None for a trace read from a file (no search made it);
+    `appendix` is HTML shown below the chart and table (a run against a real system)."""
     # "<" escaped, so no "</script>" or "<!--" in the data can end or bend the script
     data = json.dumps(_data(ctx), sort_keys=True, ensure_ascii=False).replace("<", "\\u003c")
     verdict = "broken" if ctx.kind == "counterexample" else "reached"
@@ -123,6 +130,8 @@ def trace_to_html(
     facts = (
         f"{stats.distinct_states:,} distinct states, {stats.generated_states:,} generated, "
         f"depth {stats.depth}"
+        if stats is not None
+        else "read from a trace file"
     )
     last = len(ctx.trace)
     return _fill(
@@ -135,7 +144,8 @@ def trace_to_html(
         VERDICT=f"step {last}: <b>{html.escape(ctx.outcome.prop.name)}</b> {verdict}: "
         f"{html.escape(ctx.outcome.reason)}",
         STEPS=_step_rows(ctx),
-        CSS=_CSS,
+        CSS=_CSS + appendix_css,
+        APPENDIX=appendix,
         SCRIPT=_SCRIPT,
         DATA=data,
         CHART=_chart(svg) if svg else _NO_CHART,
@@ -192,6 +202,7 @@ _PAGE = """<!DOCTYPE html>
 step. The address (#step=N) opens the step shown.</p>
 </section>
 </main>
+@APPENDIX@
 <script type="application/json" id="trace-data">@DATA@</script>
 <script>
 @SCRIPT@</script>

@@ -1,0 +1,1 @@
+"""Conformance: a trace's steps driven through real clients against real servers."""

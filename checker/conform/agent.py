@@ -1,0 +1,197 @@
+"""One model node as a real OS process: a client of the real system, driven over a pipe.
+
+A node is a process of its own so that the model's faults on it are real: a pause is
+SIGSTOP/SIGCONT (the process stops while real time passes, whatever it was doing), a
+crash is SIGKILL (what it held in memory is gone; a restart is a new process). The
+harness sends one JSON line per operation on the process's stdin and reads one JSON line
+back; every wait for an answer is bounded. The operations themselves live in a client
+class per system (`checker/conform/clients/<system>.py`), loaded in the child by name.
+
+Run as `python -m leadercheck.checker.conform.agent SYSTEM CONFIG_JSON` (the harness
+does that); a line `{"op": NAME, "args": {...}}` calls `client.op_NAME(**args)` and the
+reply is `{"ok": true, "result": {...}}` or `{"ok": false, "error": "..."}`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import IO, Any
+
+from leadercheck.checker.errors import LeadercheckError
+
+SYSTEMS = ("etcd", "postgres", "zookeeper", "redis")
+
+
+class AgentError(LeadercheckError):
+    """The client process died or could not start; the conformance run cannot go on."""
+
+
+class NoAnswer(Exception):
+    """The process did not answer within the time given (it may be paused or hung)."""
+
+
+def load_client(system: str, config: dict[str, Any]) -> Any:
+    """The client object of `system`, built from its configuration (in the child process)."""
+    if system not in SYSTEMS:
+        raise ValueError(f"unknown system {system!r}")
+    module = importlib.import_module(f"leadercheck.checker.conform.clients.{system}")
+    return module.Client(config)
+
+
+def serve(system: str, config: dict[str, Any], stdin: IO[str], stdout: IO[str]) -> None:
+    """The child's loop: one operation per line until stdin closes."""
+    client = load_client(system, config)
+    stdout.write(json.dumps({"ok": True, "result": {"ready": os.getpid()}}) + "\n")
+    stdout.flush()
+    for line in stdin:
+        request = json.loads(line)
+        try:
+            result = getattr(client, "op_" + request["op"])(**request.get("args", {}))
+            reply: dict[str, Any] = {"ok": True, "result": result}
+        except Exception as exc:  # reported to the harness, which judges it
+            reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:500]}
+        stdout.write(json.dumps(reply, sort_keys=True) + "\n")
+        stdout.flush()
+    close = getattr(client, "close", None)
+    if close is not None:
+        close()
+
+
+class Agent:
+    """The harness's handle on one node's client process."""
+
+    def __init__(
+        self, name: str, system: str, config: dict[str, Any], log_dir: Path, start_timeout: float
+    ) -> None:
+        self.name = name
+        self.system = system
+        self.config = config
+        self.log_dir = log_dir
+        self.start_timeout = start_timeout
+        self.process: subprocess.Popen[str] | None = None
+        self.paused = False
+        self._replies: queue.Queue[str | None] = queue.Queue()
+        self._generation = 0
+
+    # -- life --------------------------------------------------------------
+
+    def start(self) -> None:
+        """A new process (a restart is one too: nothing of the old one survives)."""
+        self._generation += 1
+        log = (self.log_dir / f"{self.name}.{self._generation}.log").open("w")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", __name__, self.system, json.dumps(self.config)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            start_new_session=True,  # a Ctrl-C at the terminal reaches the harness only
+        )
+        log.close()
+        self.paused = False
+        self._replies = queue.Queue()
+        threading.Thread(
+            target=_pump, args=(self.process.stdout, self._replies), daemon=True
+        ).start()
+        try:
+            self._answer(self.start_timeout)
+        except NoAnswer:
+            self.kill()
+            raise AgentError(f"{self.name}: its client process did not start in time") from None
+
+    def pause(self) -> None:
+        self._signal(signal.SIGSTOP)
+        self.paused = True
+
+    def resume(self) -> None:
+        self._signal(signal.SIGCONT)
+        self.paused = False
+
+    def kill(self) -> None:
+        """SIGKILL, then reap: the crash the model calls crash."""
+        process, self.process = self.process, None
+        if process is None:
+            return
+        try:
+            process.kill()
+        except ProcessLookupError:
+            pass
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        for pipe in (process.stdin, process.stdout):
+            try:
+                if pipe is not None:
+                    pipe.close()
+            except OSError:
+                pass
+        self.paused = False
+
+    stop = kill
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    # -- operations --------------------------------------------------------
+
+    def call(self, op: str, timeout: float, **args: Any) -> dict[str, Any]:
+        """Run one operation; the reply, or NoAnswer after `timeout` seconds."""
+        if self.process is None or self.process.stdin is None or not self.alive:
+            raise AgentError(f"{self.name}: its client process is not running")
+        try:
+            self.process.stdin.write(json.dumps({"op": op, "args": args}) + "\n")
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise AgentError(f"{self.name}: its client process exited") from None
+        return self._answer(timeout)
+
+    def _answer(self, timeout: float) -> dict[str, Any]:
+        try:
+            line = self._replies.get(timeout=timeout)
+        except queue.Empty:
+            raise NoAnswer(f"{self.name}: no answer within {timeout:g} s") from None
+        if line is None:
+            raise AgentError(f"{self.name}: its client process exited ({self._log_tail()})")
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    def _signal(self, sig: int) -> None:
+        if self.process is not None:
+            try:
+                os.kill(self.process.pid, sig)
+            except ProcessLookupError:
+                pass
+
+    def _log_tail(self) -> str:
+        path = self.log_dir / f"{self.name}.{self._generation}.log"
+        try:
+            lines = path.read_text(errors="replace").strip().splitlines()
+        except OSError:
+            return "no log"
+        return lines[-1][:300] if lines else "nothing logged"
+
+
+def _pump(stream: IO[str] | None, replies: queue.Queue[str | None]) -> None:
+    """The child's stdout, a line at a time, into the queue; None once it closes."""
+    if stream is not None:
+        try:
+            for line in stream:
+                replies.put(line)
+        except (OSError, ValueError):
+            pass
+    replies.put(None)
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the harness decides when a client ends
+    serve(sys.argv[1], json.loads(sys.argv[2]), sys.stdin, sys.stdout)

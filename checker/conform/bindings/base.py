@@ -1,0 +1,104 @@
+"""How a protocol's model steps become calls on a real system, and what is compared after each.
+
+A binding is the one place that knows a protocol's vocabulary on the real side: which
+client operation a model action is (acquire is a transaction on etcd, an UPDATE on
+PostgreSQL), what the model predicts a call returns (granted, refused, no reply, the
+write accepted or rejected) and the facts to compare after every step, read from the
+model's view of the state on one side and from the real store and storage on the other.
+
+Faults are the harness's (the same on every system): pause and resume, crash and
+restart, a node cut from the store and healed, a reply lost, time passing. A binding says
+which it can make real (`faults`) and which operations need a lease granted first.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any
+
+from leadercheck.checker.conform.world import Facts, Timing, World
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.model import Action
+
+View = Mapping[str, Mapping[str, Any]]
+
+NO_REPLY = "no reply"
+
+
+def note_of(action: Action) -> str:
+    """The action's note, written out (a model may compute notes lazily)."""
+    note = action.shown().note
+    return note if isinstance(note, str) else str(note)
+
+
+def reply_lost(action: Action) -> bool:
+    """The model's own mark of a call whose reply was lost (models.cluster store_call)."""
+    return note_of(action).endswith("reply lost")
+
+
+class Binding(ABC):
+    """One protocol on one system: setup, the calls of its steps, the facts on both sides."""
+
+    system: str = ""
+    #: model fault actions this binding makes real (the harness performs them)
+    faults: frozenset[str] = frozenset(
+        {"pause", "resume", "crash", "restart", "partition", "heal", "tick"}
+    )
+
+    def __init__(self, protocol: str, params: Mapping[str, int]) -> None:
+        self.protocol = protocol
+        self.params = dict(params)
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        return tuple(f"n{i}" for i in range(1, int(self.params["nodes"]) + 1))
+
+    def caller(self, action: Action) -> str | None:
+        """The node whose client process runs `action`'s calls: its actor, or, for an event
+        the store sends a node (a ZooKeeper watch, a session expiry), its target."""
+        if action.actor in self.nodes:
+            return action.actor
+        return action.target if action.target in self.nodes else None
+
+    @abstractmethod
+    def client_config(self, world: World, node: str) -> dict[str, Any]:
+        """What node's client process is started with (its link to the store, the storage)."""
+
+    @abstractmethod
+    def reset(self, world: World) -> None:
+        """Empty store and storage, as in the model's initial state (before every run)."""
+
+    @abstractmethod
+    def calls(self, action: Action) -> list[str] | None:
+        """The client operations a node's action is, in order; the last is the one whose
+        reply a lost-reply step loses. None: the action is not supported on this system."""
+
+    @abstractmethod
+    def outcome(self, op_reply: Mapping[str, Any]) -> str:
+        """How the last call ended on the real system, in the words `expected_outcome` uses."""
+
+    @abstractmethod
+    def expected_outcome(self, action: Action, before: View, after: View) -> str:
+        """How the model says the action's last call ends."""
+
+    @abstractmethod
+    def model_facts(self, view: View) -> Facts:
+        """The facts of the model's state (its `describe()` view)."""
+
+    @abstractmethod
+    def real_facts(self, world: World) -> Facts:
+        """The same facts read from the real store and storage now."""
+
+    def describe_call(self, node: str, op: str, reply: Mapping[str, Any]) -> str:
+        """The real event, as the timeline shows it."""
+        if not reply.get("ok"):
+            return f"{node} {op}: {reply.get('error', NO_REPLY)}"
+        result = reply.get("result") or {}
+        shown = ", ".join(f"{k}={v}" for k, v in sorted(result.items()))
+        return f"{node} {op}: {shown}" if shown else f"{node} {op}"
+
+    def check_timing(self, timing: Timing) -> None:
+        """Refuse (LeadercheckError) a time mapping this system cannot honour."""
+        if timing.tick <= 0 or timing.ttl_scale <= 0:
+            raise LeadercheckError(f"a tick of {timing.tick:g} s cannot be made real")

@@ -1,0 +1,110 @@
+"""The lease protocols on a real 3-member etcd cluster (`lease-no-fencing`, `lease-fencing`).
+
+Each node's client (clients/etcd.py) reaches one member through its own fault proxy;
+acquire is a lease grant and then the put-if-absent transaction (a lost reply loses the
+transaction's answer, after etcd applied it); renew is a keep-alive; the check before a
+write is local, as in the model. The lease's TTL is the model's ttl in ticks, in real
+seconds (Timing). The fenced and the unfenced storage are the same log in etcd, written
+by one transaction that does or does not compare the token with the highest accepted.
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from leadercheck.checker.conform.bindings.base import Binding, View
+from leadercheck.checker.conform.bindings.lease_facts import (
+    TokenNumbers,
+    lease_fact,
+    model_lease_facts,
+    model_outcome,
+    real_outcome,
+    storage_fact,
+)
+from leadercheck.checker.conform.clients.etcd import Keys, etcd_client
+from leadercheck.checker.conform.world import Facts, Timing, World
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.model import Action
+
+CALLS = {
+    "acquire": ["grant", "acquire"],
+    "renew": ["renew"],
+    "check": ["check"],
+    "write": ["write"],
+}
+
+
+class EtcdLease(Binding):
+    system = "etcd"
+
+    def __init__(self, protocol: str, params: Mapping[str, int]) -> None:
+        super().__init__(protocol, params)
+        self.fencing = protocol == "lease-fencing"
+        self.prefix = f"/leadercheck/{uuid.uuid4().hex[:12]}/"
+        self.tokens = TokenNumbers()
+
+    def client_config(self, world: World, node: str) -> dict[str, Any]:
+        ttl = world.timing.ttl_seconds(int(self.params["ttl"]))
+        return {
+            "name": node,
+            "store": list(world.link_address(node)),
+            "storage": list(world.storage[0]),
+            "ttl_seconds": round(ttl),  # whole seconds (check_timing)
+            "fencing": self.fencing,
+            "prefix": self.prefix,
+            "timeout": world.timing.call_timeout / 2,
+        }
+
+    def check_timing(self, timing: Timing) -> None:
+        seconds = timing.ttl_seconds(int(self.params["ttl"]))
+        if seconds < 1 or abs(seconds - round(seconds)) > 1e-9:
+            raise LeadercheckError(
+                f"etcd grants leases in whole seconds: ttl {self.params['ttl']} ticks of"
+                f" {timing.tick:g} s is {seconds:g} s; give a --tick that makes it whole"
+            )
+
+    def _reader(self, world: World) -> Any:
+        if "reader" not in world.extra:
+            world.extra["reader"] = etcd_client(list(world.storage[0]), world.timing.call_timeout)
+        return world.extra["reader"]
+
+    def reset(self, world: World) -> None:
+        self.prefix = f"/leadercheck/{uuid.uuid4().hex[:12]}/"  # a fresh key range per run
+        self.tokens = TokenNumbers()
+
+    def calls(self, action: Action) -> list[str] | None:
+        return CALLS.get(action.name)
+
+    def outcome(self, op_reply: Mapping[str, Any]) -> str:
+        return real_outcome(op_reply.get("op", ""), op_reply)
+
+    def expected_outcome(self, action: Action, before: View, after: View) -> str:
+        return model_outcome(action, before, after)
+
+    def model_facts(self, view: View) -> Facts:
+        return model_lease_facts(view)
+
+    def real_facts(self, world: World) -> Facts:
+        reader, keys = self._reader(world), Keys(self.prefix)
+        found = reader.get(keys.leader, metadata=True)
+        if found:
+            value, meta = found[0]
+            holder = value.decode() if isinstance(value, bytes) else str(value)
+            store = lease_fact(holder, self.tokens.of(int(meta["create_revision"])))
+        else:
+            store = lease_fact(None, 0)
+        log = reader.get_prefix(keys.storage_log, sort_order="ascend", sort_target="create")
+        accepted = [self.tokens.of(int(_text(value))) for value, _ in log]
+        return {"store": store, "storage": storage_fact(accepted)}
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.decode()
+    try:
+        return base64.b64decode(value).decode()
+    except (ValueError, TypeError):
+        return str(value)

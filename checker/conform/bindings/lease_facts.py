@@ -1,0 +1,91 @@
+"""The facts every lease protocol is compared on, whatever system holds the lease.
+
+The model's store holds one lease (holder, token, ticks left) and its storage the highest
+token accepted and whether a stale write got through; the real store holds a key or a
+row, and the real storage a log of accepted writes. Both sides are told in the same
+words. Real tokens (etcd's create revisions, ZooKeeper's sequence numbers) are numbered
+in the order they first appear, as the model numbers its tokens 1, 2, 3, ...; a system
+whose tokens are the model's own (a row's counter) numbers them as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from leadercheck.checker.conform.bindings.base import NO_REPLY, View, note_of, reply_lost
+from leadercheck.checker.conform.world import Facts
+from leadercheck.checker.model import Action
+
+
+class TokenNumbers:
+    """Real tokens numbered 1, 2, ... in the order they are first seen (or kept as they are)."""
+
+    def __init__(self, literal: bool = False) -> None:
+        self.literal = literal
+        self.numbers: dict[int, int] = {}
+
+    def of(self, real: int) -> int:
+        if self.literal:
+            return real
+        return self.numbers.setdefault(real, len(self.numbers) + 1)
+
+
+def lease_fact(holder: str | None, token: int) -> str:
+    return f"{holder} holds lease token {token}" if holder else "no lease held"
+
+
+def storage_fact(tokens: Iterable[int]) -> str:
+    """The storage's log of accepted tokens, in the order accepted, told as the model's view."""
+    hi, stale = 0, False
+    for token in tokens:
+        stale = stale or token < hi
+        hi = max(hi, token)
+    if not hi and not stale:
+        return "no writes"
+    return f"highest token {hi}" + (", a stale write accepted" if stale else "")
+
+
+def model_lease_facts(view: View) -> Facts:
+    store, storage = view["store"], view["storage"]
+    held = store["holder"] if store["ttl_left"] else None
+    hi = int(storage["hi_epoch"])
+    text = f"highest token {hi}" if hi else "no writes"
+    if storage["stale_write_accepted"]:
+        text += ", a stale write accepted"
+    return {"store": lease_fact(held, int(store["token"])), "storage": text}
+
+
+#: how each call ends, in the words both sides use
+CALL_WORDS = {
+    "acquire": ("granted", "refused"),
+    "update": ("granted", "refused"),
+    "renew": ("renewed", "refused"),
+    "write": ("accepted", "rejected"),
+}
+
+
+def model_outcome(action: Action, before: View, after: View) -> str:
+    """What the model says the action's call returns; local steps return "done"."""
+    if reply_lost(action) or note_of(action).startswith("fails"):
+        return NO_REPLY  # a reply lost, or a call to a store it cannot reach
+    words = CALL_WORDS.get(action.name)
+    if words is None:
+        return "done"
+    if action.name == "write":
+        return words[0] if "accepted" in note_of(action) else words[1]
+    node = after[action.actor]
+    if action.name == "update":
+        return words[0] if node["lease_token"] and node["role"] == "leader" else words[1]
+    return words[0]  # the model takes a lease or renews one only when the store agrees
+
+
+def real_outcome(op: str, reply: Mapping[str, Any]) -> str:
+    if not reply.get("ok"):
+        return NO_REPLY
+    result = reply.get("result") or {}
+    words = CALL_WORDS.get(op)
+    if words is None:
+        return "done"
+    key = {"acquire": "granted", "update": "granted", "renew": "renewed", "write": "accepted"}
+    return words[0] if result.get(key[op]) else words[1]

@@ -1,0 +1,285 @@
+"""Driving a real system through model steps and comparing what it does with the model.
+
+One mechanism serves both directions. `perform` makes one model action real: a node's
+call through its client process (a lost reply is the proxy dropping the answer to the
+call's last request), a fault (SIGSTOP/SIGCONT, SIGKILL and a new process, the link to the
+store cut and healed) or a tick (real time passes). `settle` then reads the real facts
+until they are one of the states the model allows, or `Timing.settle` seconds have passed.
+A saved trace allows one state per step (`run_trace`); a random schedule allows every
+state the model reaches with the same observations (random_walks.py).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from leadercheck.checker.conform.agent import Agent, NoAnswer
+from leadercheck.checker.conform.bindings.base import NO_REPLY, Binding, View, reply_lost
+from leadercheck.checker.conform.world import Facts, World
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.model import TICK, Action
+from leadercheck.checker.replay import normalise
+
+NODE_FAULTS = ("pause", "resume", "crash", "restart")
+
+
+@dataclass(frozen=True)
+class ModelStep:
+    """One step of the model's side: the action (None: the initial state), the view after
+    it, and the model time (ticks so far)."""
+
+    index: int
+    action: Action | None
+    view: View
+    ticks: int
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One row of the timeline: the model step, what was done for real, and both sides' facts."""
+
+    step: int
+    ticks: int
+    model_event: str
+    real_event: str
+    at: float  # seconds since the run began
+    expected: Mapping[str, str]
+    observed: Mapping[str, str]
+
+    @property
+    def matches(self) -> bool:
+        return dict(self.expected) == dict(self.observed)
+
+    def differences(self) -> list[str]:
+        keys = sorted(set(self.expected) | set(self.observed))
+        return [
+            f"{k}: the model says {self.expected.get(k, '-')!r}, the real system"
+            f" {self.observed.get(k, '-')!r}"
+            for k in keys
+            if self.expected.get(k) != self.observed.get(k)
+        ]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "t": self.ticks,
+            "model": self.model_event,
+            "real": self.real_event,
+            "at_seconds": self.at,
+            "expected": dict(self.expected),
+            "observed": dict(self.observed),
+            "matches": self.matches,
+        }
+
+
+@dataclass
+class Conformance:
+    """The outcome of one run: every timeline entry, and where it diverged if it did."""
+
+    protocol: str
+    system: str
+    entries: list[Entry] = field(default_factory=list)
+    interrupted: bool = False
+    seconds: float = 0.0
+
+    @property
+    def divergence(self) -> Entry | None:
+        return next((e for e in self.entries if not e.matches), None)
+
+    @property
+    def verdict(self) -> str:
+        if self.divergence is not None:
+            return "DIVERGES"
+        return "INCOMPLETE" if self.interrupted else "CONFORMS"
+
+
+class Unsupported(LeadercheckError):
+    """A step the harness cannot make real on this system (checked before anything runs)."""
+
+
+def unsupported(binding: Binding, action: Action) -> str | None:
+    """Why `action` cannot be made real with `binding`, or None if it can."""
+    if action.name == "tick" or action.name in NODE_FAULTS:
+        if action.actor not in binding.nodes and action.name != "tick":
+            return f"a {action.name} of {action.actor} (only nodes' processes are real here)"
+        return None
+    if action.name == "partition":
+        if action.target is None:
+            return "a partition between nodes (only a node's link to the store is proxied)"
+        return None
+    if action.name == "heal":
+        return None
+    if binding.caller(action) is None:
+        return f"{action} (not a node's call)"
+    if binding.calls(action) is None:
+        return f"{action} (no {binding.system} operation for it)"
+    return None
+
+
+def start_agents(binding: Binding, world: World) -> None:
+    for node in world.nodes:
+        agent = Agent(
+            node,
+            binding.system,
+            binding.client_config(world, node),
+            world.log_dir,
+            world.timing.start_timeout,
+        )
+        world.agents[node] = agent
+        agent.start()
+
+
+def perform(binding: Binding, world: World, action: Action) -> tuple[str, str]:
+    """Make `action` real; returns (the real event as text, how its call ended)."""
+    timing = world.timing
+    if action.name == "tick":
+        time.sleep(timing.tick)
+        return f"{timing.tick:g} s of real time passed", "done"
+    if action.name in NODE_FAULTS:
+        agent = world.agents[action.actor]
+        if action.name == "pause":
+            agent.pause()
+            return f"SIGSTOP {action.actor} (pid {_pid(agent)})", "done"
+        if action.name == "resume":
+            agent.resume()
+            return f"SIGCONT {action.actor} (pid {_pid(agent)})", "done"
+        if action.name == "crash":
+            pid = _pid(agent)
+            agent.kill()
+            return f"SIGKILL {action.actor} (pid {pid})", "done"
+        agent.start()
+        return f"{action.actor} restarted: a new client process (pid {_pid(agent)})", "done"
+    if action.name == "partition":
+        world.links[action.actor].cut()
+        return f"the proxy between {action.actor} and the store cuts every connection", "done"
+    if action.name == "heal":
+        for proxy in world.links.values():
+            proxy.heal()
+        return "every proxy lets connections through again", "done"
+    return _call(binding, world, action)
+
+
+def _call(binding: Binding, world: World, action: Action) -> tuple[str, str]:
+    node = binding.caller(action)
+    assert node is not None, "unsupported() lets only a node's calls through"
+    agent = world.agents[node]
+    calls = binding.calls(action) or []
+    told: list[str] = []
+    reply: dict[str, Any] = {"ok": True, "result": {}}
+    for k, op in enumerate(calls):
+        losing = k == len(calls) - 1 and reply_lost(action)
+        if losing:
+            world.links[node].lose_next_reply()
+        try:
+            reply = agent.call(op, world.timing.call_timeout)
+        except NoAnswer as exc:
+            reply = {"ok": False, "error": str(exc)}
+        reply["op"] = op
+        if losing:
+            lost = world.links[node].wait_reply_lost(world.timing.call_timeout)
+            told.append(f"proxy dropped {node}'s reply" if lost else "proxy lost nothing")
+        told.append(binding.describe_call(node, op, reply))
+        if not reply.get("ok"):
+            break
+    return "; ".join(told), binding.outcome(reply) if reply.get("ok") else NO_REPLY
+
+
+def _pid(agent: Agent) -> int | None:
+    return agent.process.pid if agent.process is not None else None
+
+
+def settle(binding: Binding, world: World, allowed: Sequence[Facts]) -> Facts:
+    """The real facts once they are one of `allowed`, or the last read after `Timing.settle`."""
+    wanted = [dict(a) for a in allowed]
+    deadline = time.monotonic() + world.timing.settle
+    while True:
+        facts = binding.real_facts(world)
+        if dict(facts) in wanted or time.monotonic() >= deadline:
+            return facts
+        time.sleep(0.05)
+
+
+def expected_facts(binding: Binding, before: View, step: ModelStep) -> dict[str, str]:
+    facts = dict(binding.model_facts(step.view))
+    if step.action is not None:
+        facts["call"] = (
+            binding.expected_outcome(step.action, before, step.view)
+            if binding.caller(step.action) is not None and step.action.name not in NODE_FAULTS
+            else "done"
+        )
+    return facts
+
+
+def run_trace(
+    binding: Binding,
+    world: World,
+    steps: Sequence[ModelStep],
+    progress: Callable[[Entry], None] = lambda e: None,
+) -> Conformance:
+    """Every step of a saved trace made real in order; stops at the first divergence."""
+    for step in steps[1:]:
+        assert step.action is not None
+        why = unsupported(binding, step.action)
+        if why is not None:
+            raise Unsupported(f"step {step.index}: {why} cannot be made real on {binding.system}")
+    result = Conformance(binding.protocol, binding.system)
+    begun = time.monotonic()
+    try:
+        binding.reset(world)
+        world.open_links()
+        start_agents(binding, world)
+        world.started = time.monotonic()
+        before = steps[0].view
+        first = expected_facts(binding, before, steps[0])
+        observed = settle(binding, world, [first])
+        result.entries.append(
+            Entry(
+                0, 0, "initial state", "servers and clients started", world.now(), first, observed
+            )
+        )
+        progress(result.entries[-1])
+        for step in steps[1:] if result.entries[-1].matches else ():
+            assert step.action is not None
+            real, outcome = perform(binding, world, step.action)
+            expected = expected_facts(binding, before, step)
+            state_facts = {k: v for k, v in expected.items() if k != "call"}
+            if outcome != expected["call"]:
+                observed = {**binding.real_facts(world), "call": outcome}
+            else:
+                observed = {**settle(binding, world, [state_facts]), "call": outcome}
+            entry = Entry(
+                step.index, step.ticks, str(step.action), real, world.now(), expected, observed
+            )
+            result.entries.append(entry)
+            progress(entry)
+            before = step.view
+            if not entry.matches:
+                break
+    except KeyboardInterrupt:
+        result.interrupted = True
+    except LeadercheckError:
+        raise
+    except Exception as exc:  # a client library's error reading the real system: one line
+        where = ",".join(f"{h}:{p}" for h, p in world.store)
+        told = (str(exc).strip().splitlines() or ["no answer"])[0][:200]
+        raise LeadercheckError(
+            f"{binding.system} at {where} failed: {type(exc).__name__}: {told}"
+        ) from exc
+    finally:
+        world.close()
+        result.seconds = round(time.monotonic() - begun, 2)
+    return result
+
+
+def model_steps(model: Any, visited: Sequence[Any], actions: Sequence[Action]) -> list[ModelStep]:
+    """The model's side of a schedule: each state's view (normalised as trace files hold
+    it) after each action, with the ticks so far."""
+    steps = [ModelStep(0, None, normalise(model.describe(visited[0])), 0)]
+    ticks = 0
+    for k, (action, state) in enumerate(zip(actions, visited[1:], strict=True), start=1):
+        ticks += action.kind == TICK
+        steps.append(ModelStep(k, action.shown(), normalise(model.describe(state)), ticks))
+    return steps

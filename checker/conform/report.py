@@ -1,0 +1,55 @@
+"""A conformance run as one JSON-able record: what ran against what, and the timeline.
+
+The record is what `--json` prints, what `--timeline FILE` writes and what the text and
+HTML renderings read (checker/render/conformance.py), so the three always agree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from leadercheck.checker.conform.run import Report
+from leadercheck.checker.conform.world import Timing
+
+SCHEMA = "leadercheck.conformance/1"
+
+
+def time_mapping(t: Timing) -> str:
+    """How model time was made real, in one sentence (every report states it)."""
+    scale = ""
+    if t.ttl_scale != 1.0:
+        scale = f" (scaled by {t.ttl_scale:g}: a deliberately wrong mapping)"
+    return (
+        f"a tick is {t.tick:g} s of real time; a TTL of k ticks is granted as"
+        f" {t.tick * t.ttl_scale:g}·k s{scale}; facts may take up to {t.settle:g} s to show"
+    )
+
+
+def to_record(report: Report) -> dict[str, Any]:
+    result = report.result
+    divergence = result.divergence
+    return {
+        "schema": SCHEMA,
+        "trace": report.trace,
+        "protocol": result.protocol,
+        "params": dict(sorted(report.binding.params.items())),
+        "system": result.system,
+        "server": report.version,
+        "time_mapping": time_mapping(report.timing),
+        "timing": {
+            "tick_seconds": report.timing.tick,
+            "ttl_scale": report.timing.ttl_scale,
+            "settle_seconds": report.timing.settle,
+        },
+        "verdict": result.verdict,
+        "divergence": None
+        if divergence is None
+        else {
+            "step": divergence.step,
+            "model": divergence.model_event,
+            "real": divergence.real_event,
+            "differences": divergence.differences(),
+        },
+        "seconds": result.seconds,
+        "timeline": [e.to_json() for e in result.entries],
+    }

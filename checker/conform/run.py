@@ -1,0 +1,116 @@
+"""One conformance run from start to end: the servers (started here or the user's), the
+world of clients and links, the schedule, and what the real system did.
+
+`conform_trace` is what `verify conform TRACE.json --against SYSTEM` runs and what the
+tests call: servers are started on loopback in a temporary directory and stopped
+whatever happens (or `endpoint` names running ones, which are left running), and the
+client processes and proxies are gone when it returns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from leadercheck.checker.conform import servers
+from leadercheck.checker.conform.bindings import binding_for
+from leadercheck.checker.conform.bindings.base import Binding
+from leadercheck.checker.conform.harness import Conformance, Entry, ModelStep, run_trace
+from leadercheck.checker.conform.world import Timing, World
+from leadercheck.checker.errors import LeadercheckError
+
+Address = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class Running:
+    """The servers a run talks to: addresses, version, and a DSN for PostgreSQL."""
+
+    endpoints: list[Address]
+    version: str
+    extra: dict[str, Any]
+
+
+def parse_endpoints(text: str) -> list[Address]:
+    """`host:port[,host:port...]`, as --endpoint takes it."""
+    found: list[Address] = []
+    for part in text.split(","):
+        host, sep, port = part.strip().rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise LeadercheckError(f"--endpoint {text!r}: expected host:port[,host:port...]")
+        found.append((host, int(port)))
+    return found
+
+
+@contextlib.contextmanager
+def running_servers(system: str, endpoint: str | None) -> Iterator[Running]:
+    """The user's servers as given, or fresh ones on loopback, always stopped afterwards."""
+    if endpoint is not None:
+        addresses = parse_endpoints(endpoint)
+        extra: dict[str, Any] = {}
+        if system == "postgres":
+            host, port = addresses[0]
+            extra["dsn"] = f"host={host} port={port} user=leadercheck dbname=postgres"
+        yield Running(addresses, f"{system} at {endpoint} (version not read)", extra)
+        return
+    missing = servers.available(system)
+    if missing is not None:
+        raise LeadercheckError(f"cannot start {system} here: {missing} (or give --endpoint)")
+    try:
+        server = servers.start(system)
+        with server:
+            extra = {"dsn": server.dsn} if system == "postgres" else {}  # type: ignore[attr-defined]
+            yield Running(list(server.endpoints), server.version, extra)
+    except servers.ServerError as exc:
+        raise LeadercheckError(f"{system} did not start: {exc}".splitlines()[0]) from None
+
+
+@dataclass(frozen=True)
+class Report:
+    """A finished run with what it ran against, as the timeline output needs it."""
+
+    result: Conformance
+    binding: Binding
+    version: str
+    timing: Timing
+    trace: str  # the trace file, or "random schedule #k"
+
+
+def world_for(binding: Binding, running: Running, timing: Timing, log_dir: Path) -> World:
+    return World(
+        binding.system,
+        binding.nodes,
+        timing,
+        running.endpoints,
+        running.endpoints,
+        log_dir,
+        extra=dict(running.extra),
+    )
+
+
+def conform_trace(
+    protocol: str,
+    params: dict[str, int],
+    steps: Sequence[ModelStep],
+    system: str,
+    timing: Timing,
+    endpoint: str | None = None,
+    progress: Callable[[Entry], None] = lambda e: None,
+    trace_name: str = "",
+    binding: Binding | None = None,
+) -> Report:
+    """The trace's steps made real on `system`, compared step by step with the model."""
+    if binding is None:
+        binding = binding_for(protocol, system, params)
+        binding.check_timing(timing)
+    with (
+        running_servers(system, endpoint) as running,
+        tempfile.TemporaryDirectory(prefix="leadercheck-clients-") as logs,
+    ):
+        world = world_for(binding, running, timing, Path(logs))
+        result = run_trace(binding, world, steps, progress)
+    return Report(result, binding, running.version, timing, trace_name)

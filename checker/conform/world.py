@@ -1,0 +1,80 @@
+"""What a conformance run holds while it drives a real system: nodes, links, clock, facts.
+
+`World` is the real side of one run: a client process per model node (agent.Agent), a
+fault proxy between each node and the store (proxy.FaultProxy), the store's and the
+storage's addresses, and the mapping of model time to real time. `Facts` are what can be
+compared between the model and the real system after a step: a few named, human-readable
+strings (who holds the lease, what the storage accepted, how the step's call ended), so a
+divergence reads as "model: ... / real: ...".
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from leadercheck.checker.conform.agent import Agent
+from leadercheck.checker.conform.proxy import FaultProxy
+
+Facts = Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Model time in real time: a tick is `tick` seconds; a TTL of k ticks is granted as
+    k * tick * ttl_scale seconds (1.0: the honest mapping; anything else is a deliberately
+    wrong one, which the comparison must catch). Facts may take up to `settle` seconds to
+    show a step's effect (a lease's expiry is noticed by etcd's own timer); a call gets
+    `call_timeout` seconds to answer."""
+
+    tick: float = 1.0
+    ttl_scale: float = 1.0
+    settle: float = 1.5
+    call_timeout: float = 5.0
+    start_timeout: float = 20.0
+
+    def ttl_seconds(self, ticks: int) -> float:
+        return ticks * self.tick * self.ttl_scale
+
+
+@dataclass
+class World:
+    """The running clients, their links to the store, and where store and storage are."""
+
+    system: str
+    nodes: tuple[str, ...]
+    timing: Timing
+    store: list[tuple[str, int]]  # the store's client addresses (each node's link proxies one)
+    storage: list[tuple[str, int]]  # reached directly: the model cuts links to the store only
+    log_dir: Path
+    extra: dict[str, Any] = field(default_factory=dict)  # a binding's own settings (a DSN)
+    agents: dict[str, Agent] = field(default_factory=dict)
+    links: dict[str, FaultProxy] = field(default_factory=dict)
+    started: float = field(default_factory=time.monotonic)
+
+    def now(self) -> float:
+        """Seconds since the run began, for the timeline."""
+        return round(time.monotonic() - self.started, 3)
+
+    def open_links(self) -> None:
+        for k, name in enumerate(self.nodes):
+            target = self.store[k % len(self.store)]
+            self.links[name] = FaultProxy(target, name=f"{name}-store").start()
+
+    def link_address(self, node: str) -> tuple[str, int]:
+        proxy = self.links[node]
+        return ("127.0.0.1", proxy.port)
+
+    def close(self) -> None:
+        """Every client process killed and every link closed, whatever state they are in."""
+        for agent in self.agents.values():
+            if agent.paused:
+                agent.resume()
+            agent.kill()
+        for proxy in self.links.values():
+            proxy.stop()
+        self.agents.clear()
+        self.links.clear()
