@@ -1,0 +1,114 @@
+"""The lease-in-a-row protocols on a real PostgreSQL server (`lease-cas`, `lease-blind-write`).
+
+Each run gets a schema of its own (`reset`): the `leader` row, free with token 0 (the
+model's Store: holder, token, the time before `expires` as ttl_left, the takes as
+revision), and the fenced storage (both protocols write to storage that refuses a
+token below the highest it accepted; the refusal is a trigger's, in PostgreSQL).
+
+A node's read and update are the model's two steps, each one statement through the
+node's fault proxy (clients/postgres.py); a `connect` call before each makes sure the
+statement goes out on a live connection. Renew is one UPDATE, the check is local, the
+write is an INSERT into the storage. The row's token is the model's token (one counter
+in both), so tokens are compared as they are.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from leadercheck.checker.conform.bindings.base import NO_REPLY, Binding, View, reply_lost
+from leadercheck.checker.conform.bindings.lease_facts import (
+    TokenNumbers,
+    lease_fact,
+    model_lease_facts,
+    model_outcome,
+    real_outcome,
+    storage_fact,
+)
+from leadercheck.checker.conform.clients.postgres import SCHEMA_SQL, connect
+from leadercheck.checker.conform.world import Facts, World
+from leadercheck.checker.model import Action
+
+CALLS = {
+    "read": ["connect", "read"],
+    "update": ["connect", "update"],
+    "renew": ["connect", "renew"],
+    "check": ["check"],
+    "write": ["write"],
+}
+
+#: how a read ends, on both sides (the model reads only a free row)
+ROW_FREE, ROW_TAKEN = "row free", "row taken"
+
+
+class PostgresLeaseRow(Binding):
+    system = "postgres"
+    #: the UPDATE without `WHERE token = $seen` (a subclass may force it, to be caught)
+    blind: bool | None = None
+
+    def __init__(self, protocol: str, params: Mapping[str, int]) -> None:
+        super().__init__(protocol, params)
+        if self.blind is None:
+            self.blind = protocol == "lease-blind-write"
+        self.schema = ""
+        self.tokens = TokenNumbers(literal=True)
+
+    def client_config(self, world: World, node: str) -> dict[str, Any]:
+        return {
+            "name": node,
+            "dsn": world.extra["dsn"],
+            "store": list(world.link_address(node)),
+            "schema": self.schema,
+            "ttl_seconds": world.timing.ttl_seconds(int(self.params["ttl"])),
+            "blind": self.blind,
+            "timeout": world.timing.call_timeout / 2,
+        }
+
+    def _connect(self, world: World) -> psycopg.Connection[Any]:
+        """A direct connection for the harness's own reads (one per use: none is left open)."""
+        return connect(world.extra["dsn"], self.schema, world.timing.call_timeout / 2)
+
+    def reset(self, world: World) -> None:
+        """A fresh schema per run, so runs on one server never see each other's rows."""
+        self.schema = f"leadercheck_{uuid.uuid4().hex[:12]}"
+        self.tokens = TokenNumbers(literal=True)
+        script = SCHEMA_SQL.format(schema=sql.Identifier(self.schema).as_string())
+        with self._connect(world) as conn:
+            conn.execute(script.encode())
+
+    def calls(self, action: Action) -> list[str] | None:
+        return CALLS.get(action.name)
+
+    def outcome(self, op_reply: Mapping[str, Any]) -> str:
+        op = op_reply.get("op", "")
+        if op == "read" and op_reply.get("ok"):
+            return ROW_FREE if (op_reply.get("result") or {}).get("free") else ROW_TAKEN
+        return real_outcome(op, op_reply)
+
+    def expected_outcome(self, action: Action, before: View, after: View) -> str:
+        if action.name == "read":
+            return NO_REPLY if reply_lost(action) else ROW_FREE
+        return model_outcome(action, before, after)
+
+    def model_facts(self, view: View) -> Facts:
+        return model_lease_facts(view)
+
+    def real_facts(self, world: World) -> Facts:
+        with self._connect(world) as conn:
+            row = conn.execute("SELECT node, token, expires > now() FROM leader").fetchone()
+            log = conn.execute("SELECT token FROM writes ORDER BY seq").fetchall()
+        assert row is not None, "the leader row is always there"
+        node, token, unexpired = row
+        holder = node if node is not None and unexpired else None
+        store = lease_fact(holder, self.tokens.of(int(token)))
+        return {"store": store, "storage": storage_fact(self.tokens.of(t) for (t,) in log)}
+
+    def versions(self, world: World) -> dict[str, str]:
+        with self._connect(world) as conn:
+            row = conn.execute("SHOW server_version").fetchone()
+        return {"postgres": str(row[0]) if row else "unknown"}
