@@ -102,15 +102,14 @@ class Unsupported(LeadercheckError):
 
 def unsupported(binding: Binding, action: Action) -> str | None:
     """Why `action` cannot be made real with `binding`, or None if it can."""
-    if action.name == "tick" or action.name in NODE_FAULTS:
-        if action.actor not in binding.nodes and action.name != "tick":
+    harness_made = action.name in (*NODE_FAULTS, "partition", "heal", "tick")
+    if harness_made and binding.calls(action) is None:
+        if action.name not in binding.faults:
+            return f"a {action.name} (not one of the faults {binding.system} makes real here)"
+        if action.name in NODE_FAULTS and action.actor not in binding.nodes:
             return f"a {action.name} of {action.actor} (only nodes' processes are real here)"
-        return None
-    if action.name == "partition":
-        if action.target is None:
+        if action.name == "partition" and action.target is None:
             return "a partition between nodes (only a node's link to the store is proxied)"
-        return None
-    if action.name == "heal":
         return None
     if binding.caller(action) is None:
         return f"{action} (not a node's call)"

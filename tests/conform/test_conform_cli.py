@@ -103,3 +103,11 @@ def test_the_record_of_a_run_says_how_time_was_mapped() -> None:
     )
     assert "deliberately wrong" in time_mapping(Timing(ttl_scale=2))
     json.dumps(time_mapping(Timing(tick=0.5)))
+
+
+def test_a_session_timeout_zookeeper_would_clamp_is_refused() -> None:
+    trace = ROOT / "counterexamples" / "zookeeper.json"
+    refused(
+        verify("conform", str(trace), "--against", "zookeeper", "--tick", "30"),
+        "outside the 0.4-20 s the server grants",
+    )
