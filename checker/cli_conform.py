@@ -236,7 +236,8 @@ def random_run(
     echo(f"time: {time_mapping(timing)}")
 
     def progress(run: Any) -> None:
-        echo(f"  schedule of {len(run.entries) - 1} steps: {run.verdict.lower()}")
+        n = len(run.entries) - 1
+        echo(f"  schedule of {n} step{'s' * (n != 1)}: {run.verdict.lower()}")
 
     with (
         running_servers(against, endpoint) as running,

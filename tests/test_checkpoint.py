@@ -43,7 +43,13 @@ def traces(out: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize(
-    "protocol", [RAFT_ELECTION, VOLATILE_VOTE, ["--protocol", "even-quorum"]], ids=lambda p: p[1]
+    "protocol",
+    [
+        RAFT_ELECTION,
+        pytest.param(VOLATILE_VOTE, marks=pytest.mark.slow),
+        ["--protocol", "even-quorum"],
+    ],
+    ids=lambda p: p[1],
 )
 def test_a_bound_then_resume_gives_the_uninterrupted_result(
     protocol: list[str], tmp_path: Path

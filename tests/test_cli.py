@@ -44,6 +44,7 @@ def test_lease_no_fencing_is_violated_and_writes_the_trace(tmp_path: Path) -> No
         assert (tmp_path / "lease-no-fencing.svg").read_text().lstrip().startswith("<?xml")
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_lease_fencing_holds_and_prints_statistics(tmp_path: Path) -> None:
     out_dir = tmp_path / "never-created"
     result = verify("--protocol", "lease-fencing", "--out", str(out_dir))
@@ -64,6 +65,7 @@ def test_heartbeat_two_leaders_under_a_partition(tmp_path: Path) -> None:
     assert "heartbeat-no-quorum.no-stale-write.json" in names
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_json_output_is_one_object_with_the_documented_keys(tmp_path: Path) -> None:
     result = verify("--protocol", "lease-no-fencing", "--out", str(tmp_path), "--json")
     assert result.exit_code == 1

@@ -24,6 +24,7 @@ def verify(*args: str) -> Result:
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_symmetry_reports_fewer_states_and_says_so(tmp_path: Path) -> None:
     plain = json.loads(verify(*RAFT_4, "--json", "--out", str(tmp_path)).stdout)
     reduced = verify(*RAFT_4, "--symmetry", "--out", str(tmp_path))

@@ -100,6 +100,7 @@ def _unfenced_lease_fencing() -> ProtocolEntry:
     return ProtocolEntry("lease-fencing", "broken", LEASE_PARAMS, _builder(fencing=False))
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_a_broken_edit_fails_the_gate_with_a_clear_message(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

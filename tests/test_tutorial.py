@@ -30,6 +30,7 @@ def test_the_code_blocks_are_the_example_file_line_by_line() -> None:
     assert printed == _lines(EXAMPLE.read_text())
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_the_tutorial_runs_as_printed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "examples").mkdir()
     (tmp_path / "examples" / "redlock.py").write_text("\n".join(_blocks("python")))

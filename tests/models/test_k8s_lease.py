@@ -59,6 +59,7 @@ def test_protocol_entries() -> None:
     }
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_k8s_lease_verdicts_and_state_count_at_defaults() -> None:
     result = _defaults("k8s-lease")
     assert verdicts(result) == {
@@ -72,6 +73,7 @@ def test_k8s_lease_verdicts_and_state_count_at_defaults() -> None:
     assert result.stats.depth == 27
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_k8s_lease_fencing_verdicts_and_state_count_at_defaults() -> None:
     result = _defaults("k8s-lease-fencing")
     assert set(verdicts(result).values()) == {Verdict.HOLDS}

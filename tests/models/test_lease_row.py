@@ -44,7 +44,9 @@ def replay(
 @pytest.mark.parametrize(
     ("name", "verdicts", "distinct"),
     [
-        ("lease-cas", ("HOLDS", "HOLDS", "HOLDS", "HOLDS"), 64_235),
+        pytest.param(
+            "lease-cas", ("HOLDS", "HOLDS", "HOLDS", "HOLDS"), 64_235, marks=pytest.mark.slow
+        ),
         ("lease-blind-write", ("VIOLATED", "HOLDS", "HOLDS", "HOLDS"), 37_036),
     ],
 )

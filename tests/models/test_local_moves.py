@@ -48,7 +48,8 @@ DECLARING = [  # (protocol, parameters, the kinds of move it declares local ther
 ]
 
 
-HEAVY = {"lease-fencing", "lease-cas", "lease-blind-write"}  # 4 to 5 s each: -m slow
+# 4 to 5 s each: -m slow
+HEAVY = {"lease-fencing", "lease-cas", "lease-blind-write", "lease-no-fencing"}
 
 
 @pytest.mark.parametrize(

@@ -123,8 +123,9 @@ def test_stale_write_needs_a_pause() -> None:
 @pytest.mark.parametrize(
     "faults",
     [
-        {"crashes": 1, "pauses": 1},  # the defaults
-        {"crashes": 1, "partitions": 1, "pauses": 0},
+        # the defaults and a partition take 2-3 s each: with the slow tests (CI runs them)
+        pytest.param({"crashes": 1, "pauses": 1}, marks=pytest.mark.slow),
+        pytest.param({"crashes": 1, "partitions": 1, "pauses": 0}, marks=pytest.mark.slow),
         {"crashes": 1, "losses": 1, "pauses": 0},
     ],
 )

@@ -30,7 +30,8 @@ def assert_replays(model: Model[Any], trace: Trace) -> None:
 # 16, 7 and 3 to 5 s each: run with -m slow (the other protocols stay in the default run)
 HEAVY = {
     "raft", "bully", "lease-no-fencing", "lease-fencing", "lease-cas", "k8s-lease",
-    "k8s-lease-fencing", "patroni-sync",
+    "k8s-lease-fencing", "patroni-sync", "raft-election", "lease-blind-write", "lease-renewal",
+    "lease-no-confirmation", "zookeeper", "zookeeper-fencing", "gossip", "patroni",
 }  # fmt: skip
 
 

@@ -39,6 +39,7 @@ def test_verdicts_match_the_specs(name: str) -> None:
     assert {r.prop.name: r.verdict for r in result.results} == expected
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_lease_no_fencing_counterexample_is_the_paused_old_leader() -> None:
     r = run_protocol("lease-no-fencing").result("no-stale-write")
     assert r.trace is not None

@@ -75,7 +75,10 @@ def test_the_symmetric_protocols() -> None:
     assert not {"bully", "gossip", "heartbeat-no-quorum"} & set(SYMMETRIC)
 
 
-@pytest.mark.parametrize("name", SYMMETRIC)
+@pytest.mark.parametrize(
+    "name",  # raft takes 3 s here: it runs with the slow tests (CI runs them)
+    [pytest.param(n, marks=pytest.mark.slow) if n == "raft" else n for n in SYMMETRIC],
+)
 def test_renaming_commutes_on_a_sample(name: str) -> None:
     entry = PROTOCOLS[name]
     model = entry.build(entry.resolve({}))

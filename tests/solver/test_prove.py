@@ -44,7 +44,7 @@ def _strengthening(name: str) -> list[str]:
         # the two that take z3 longest run with the slow tests (the default suite stays
         # under 3 minutes); CI runs them
         pytest.param(n, c, marks=pytest.mark.slow)
-        if c in ("one-vote-per-term", "granted-were-cast")
+        if c in ("one-vote-per-term", "granted-were-cast", "vote-remembered", "no-vote-ahead")
         else (n, c)
         for n in ("raft", "lease-fencing")
         for c in _strengthening(n)
@@ -59,6 +59,7 @@ def test_every_strengthening_conjunct_is_needed(name: str, dropped: str) -> None
     assert cti.steps[-1].action is None or cti.steps[-1].action.name == proof.step
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_the_proof_agrees_with_the_expected_verdicts() -> None:
     """Each protocol with a proof: PROVED exactly when specs expect every claim to hold;
     where a claim is VIOLATED, the CTI breaks a claim that explicit search breaks too."""
@@ -110,6 +111,7 @@ def test_no_time_is_unknown_never_proved() -> None:
     assert proof.status is Status.UNKNOWN
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_verify_prove_prints_proved_and_a_cti_diagram(tmp_path: Path) -> None:
     ok = CliRunner().invoke(main, ["--protocol", "raft", "--prove", "--out", str(tmp_path)])
     assert ok.exit_code == 0, ok.output
