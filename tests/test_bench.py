@@ -33,6 +33,7 @@ def test_bench_reports_counts_speed_and_memory(monkeypatch: pytest.MonkeyPatch) 
     assert "lease-no-fencing nodes=2 pauses=0" in text
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_bench_reports_the_reduction_factor_of_symmetry(monkeypatch: pytest.MonkeyPatch) -> None:
     small = BenchCase("raft-election", (("N", "3"), ("NC", "3"), ("MaxTerm", "2")))
     monkeypatch.setattr("leadercheck.checker.cli.CASES", (small,))

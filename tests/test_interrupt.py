@@ -95,6 +95,7 @@ def test_ctrl_c_in_the_fair_cycle_phase(tmp_path: Path) -> None:
     assert "fair cycles: " in done.stdout and "(interrupted)" in done.stdout
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_ctrl_c_stops_a_partitioned_search_and_its_workers(tmp_path: Path) -> None:
     args = [*VERIFY, "--protocol", "raft", "--nodes", "4", "--workers", "2", "--out", str(tmp_path)]
     done = _run(args, tmp_path, after=4.0)

@@ -49,7 +49,9 @@ DECLARING = [  # (protocol, parameters, the kinds of move it declares local ther
 
 
 # 4 to 5 s each: -m slow
-HEAVY = {"lease-fencing", "lease-cas", "lease-blind-write", "lease-no-fencing"}
+HEAVY = {
+    "lease-fencing", "lease-cas", "lease-blind-write", "lease-no-fencing", "lease-no-confirmation"
+}  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -47,7 +47,10 @@ def test_verdicts_at_defaults(
     assert [results[name].result(c).verdict.value for c in CLAIMS] == verdicts
 
 
-@pytest.mark.parametrize(("name", "distinct"), [("patroni", 14_800), ("patroni-sync", 39_622)])
+@pytest.mark.parametrize(
+    ("name", "distinct"),
+    [("patroni", 14_800), pytest.param("patroni-sync", 39_622, marks=pytest.mark.slow)],
+)
 def test_reachable_state_count_at_defaults(name: str, distinct: int) -> None:
     anything = always("anything", lambda s: True)
     assert check(_model(name), [anything]).stats.distinct_states == distinct

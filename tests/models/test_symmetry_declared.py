@@ -75,9 +75,12 @@ def test_the_symmetric_protocols() -> None:
     assert not {"bully", "gossip", "heartbeat-no-quorum"} & set(SYMMETRIC)
 
 
+HEAVY = {"raft", "raft-volatile-vote", "raft-no-quorum", "patroni"}  # 2 to 3 s each
+
+
 @pytest.mark.parametrize(
-    "name",  # raft takes 3 s here: it runs with the slow tests (CI runs them)
-    [pytest.param(n, marks=pytest.mark.slow) if n == "raft" else n for n in SYMMETRIC],
+    "name",  # the heavy ones take 2-3 s here: it runs with the slow tests (CI runs them)
+    [pytest.param(n, marks=pytest.mark.slow) if n in HEAVY else n for n in SYMMETRIC],
 )
 def test_renaming_commutes_on_a_sample(name: str) -> None:
     entry = PROTOCOLS[name]

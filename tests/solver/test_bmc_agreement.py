@@ -235,11 +235,12 @@ def successors_agree(
     return len(states)
 
 
-ONE_STEP: list[tuple[str, Params, int]] = [
+ONE_STEP: list[Any] = [
     (RAFT, dict(N=3, NC=2, MaxTerm=2, variant="correct"), 7),
     (RAFT, dict(N=3, NC=2, MaxTerm=2, variant="forgetvote"), 11),
     (RAFT, dict(N=4, NC=2, MaxTerm=2, variant="noquorum"), 97),
-    (RAFT, dict(N=3, NC=2, MaxTerm=3, variant="correct"), 1009),
+    # 3 s: with the slow tests, which also check it more closely (SLOW_ONE_STEP)
+    pytest.param(RAFT, dict(N=3, NC=2, MaxTerm=3, variant="correct"), 1009, marks=pytest.mark.slow),
     (LEASE, dict(N=2, TTL=2, MaxTime=4, fencing="false"), 13),
     (LEASE, dict(N=2, TTL=1, MaxTime=3, fencing="true"), 5),
 ]

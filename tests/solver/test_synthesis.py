@@ -235,6 +235,7 @@ def test_one_tick_more_pause_gives_a_pinned_shortest_counterexample() -> None:  
     assert trace.actions[-1].note == "token 1 accepted"
 
 
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_explicit_model_is_unsafe_exactly_past_the_boundary_on_a_grid() -> None:
     for lease, ttl, drift, pause in product(range(1, 5), range(1, 9), range(3), range(3)):
         safe = _explicitly_safe(lease, ttl, drift, pause)
