@@ -35,8 +35,6 @@ from leadercheck.checker.result import PropertyResult, Verdict
 from leadercheck.checker.trace import Step, Trace
 
 CONFORMS, DIVERGES, INCOMPLETE = 0, 1, 3
-DEFAULT_STEPS = 12
-DEFAULT_BUDGET = 600.0
 
 
 def timing_of(tick: float, settle: float, ttl_scale: float = 1.0) -> Timing:
@@ -102,7 +100,7 @@ def trace_run(
     report = _run(target.name, values, steps, against, endpoint, timing, progress, trace_file,
                   echo)  # fmt: skip
     record = to_record(report)
-    _finish(record, len(steps) - 1, as_json, echo, timeline)
+    _finish(record, as_json, echo, timeline)
     if html_dir is not None:
         page = _trace_page(model, target.name, values, saved, prop, replayed.visited, actions,
                            record)  # fmt: skip
@@ -145,18 +143,24 @@ def _printer(as_json: bool) -> Any:
     return lambda line: click.echo(line)
 
 
-def _finish(
-    record: Mapping[str, Any], steps: int, as_json: bool, echo: Any, timeline: Path | None
-) -> None:
+def _record_json(record: Mapping[str, Any]) -> str:
+    """The record as --json prints it and --timeline writes it (one form for both)."""
+    return json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def _write_timeline(timeline: Path, record: Mapping[str, Any]) -> None:
+    write_all(timeline.parent, {timeline.name: _record_json(record) + "\n"})
+
+
+def _finish(record: Mapping[str, Any], as_json: bool, echo: Any, timeline: Path | None) -> None:
     if as_json:
-        click.echo(json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False))
+        click.echo(_record_json(record))
     else:
         for line in verdict_lines(record):
             echo(line)
         echo(f"server: {record['server']}")
     if timeline is not None:
-        text = json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-        write_all(timeline.parent, {timeline.name: text})
+        _write_timeline(timeline, record)
         if not as_json:
             click.echo(f"wrote {timeline}")
 
@@ -279,12 +283,11 @@ def random_run(
             "timeline": [e.to_json() for e in shortest.entries],
         }
     if as_json:
-        click.echo(json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False))
+        click.echo(_record_json(record))
     else:
         _random_summary(record)
     if timeline is not None:
-        text = json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-        write_all(timeline.parent, {timeline.name: text})
+        _write_timeline(timeline, record)
     return _code(record["verdict"])
 
 

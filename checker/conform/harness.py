@@ -201,6 +201,16 @@ def settle(binding: Binding, world: World, allowed: Sequence[Facts]) -> Facts:
         time.sleep(0.05)
 
 
+def begin(binding: Binding, world: World) -> None:
+    """A run's start, the same for a trace and a random schedule: empty store and storage,
+    a link per node, a client process per node, the timeline's clock from now. The caller
+    closes the world whatever happens (a client that fails to start included)."""
+    binding.reset(world)
+    world.open_links()
+    start_agents(binding, world)
+    world.started = time.monotonic()
+
+
 def expected_facts(binding: Binding, before: View, step: ModelStep) -> dict[str, str]:
     facts = dict(binding.model_facts(step.view))
     if step.action is not None:
@@ -227,10 +237,7 @@ def run_trace(
     result = Conformance(binding.protocol, binding.system)
     begun = time.monotonic()
     try:
-        binding.reset(world)
-        world.open_links()
-        start_agents(binding, world)
-        world.started = time.monotonic()
+        begin(binding, world)
         before = steps[0].view
         first = expected_facts(binding, before, steps[0])
         observed = settle(binding, world, [first])

@@ -18,14 +18,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from leadercheck.checker.conform.bindings.base import Binding
+from leadercheck.checker.conform.bindings.base import Binding, reply_lost
 from leadercheck.checker.conform.harness import (
-    NODE_FAULTS,
     Conformance,
     Entry,
+    ModelStep,
+    begin,
+    expected_facts,
     perform,
     settle,
-    start_agents,
     unsupported,
 )
 from leadercheck.checker.conform.world import Facts, World
@@ -59,23 +60,15 @@ Label = tuple[str, str, str | None, bool]  # name, actor, target, reply lost
 
 
 def _label(action: Action) -> Label:
-    from leadercheck.checker.conform.bindings.base import reply_lost
-
     return (action.name, action.actor, action.target, reply_lost(action))
 
 
 def _facts(
     binding: Binding, model: Model[Any], before: Any, action: Action, after: Any
 ) -> dict[str, str]:
-    view = normalise(model.describe(after))
-    facts = dict(binding.model_facts(view))
-    node_call = binding.caller(action) is not None and action.name not in NODE_FAULTS
-    facts["call"] = (
-        binding.expected_outcome(action.shown(), normalise(model.describe(before)), view)
-        if node_call
-        else "done"
-    )
-    return facts
+    """What the model predicts after `action` from `before`, as a trace step would."""
+    step = ModelStep(0, action.shown(), normalise(model.describe(after)), 0)
+    return expected_facts(binding, normalise(model.describe(before)), step)
 
 
 def walk(
@@ -88,11 +81,8 @@ def walk(
     """One random schedule on the real system; stops at the first observation the model
     cannot explain."""
     result = Conformance(binding.protocol, binding.system)
-    binding.reset(world)
-    world.open_links()
-    start_agents(binding, world)
-    world.started = time.monotonic()
     try:
+        begin(binding, world)
         states = list(model.initial_states())
         initial = [dict(binding.model_facts(normalise(model.describe(s)))) for s in states]
         observed = settle(binding, world, initial)

@@ -15,30 +15,25 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from leadercheck.checker.conform.bindings.base import Binding, View
 from leadercheck.checker.conform.bindings.lease_facts import (
+    LeaseBinding,
     TokenNumbers,
     lease_fact,
-    model_lease_facts,
-    model_outcome,
-    real_outcome,
     storage_fact,
 )
 from leadercheck.checker.conform.clients.etcd import Keys, etcd_client
 from leadercheck.checker.conform.world import Facts, Timing, World
 from leadercheck.checker.errors import LeadercheckError
-from leadercheck.checker.model import Action
-
-CALLS = {
-    "acquire": ["grant", "acquire"],
-    "renew": ["renew"],
-    "check": ["check"],
-    "write": ["write"],
-}
 
 
-class EtcdLease(Binding):
+class EtcdLease(LeaseBinding):
     system = "etcd"
+    CALLS = {
+        "acquire": ["grant", "acquire"],
+        "renew": ["renew"],
+        "check": ["check"],
+        "write": ["write"],
+    }
 
     def __init__(self, protocol: str, params: Mapping[str, int]) -> None:
         super().__init__(protocol, params)
@@ -74,18 +69,6 @@ class EtcdLease(Binding):
     def reset(self, world: World) -> None:
         self.prefix = f"/leadercheck/{uuid.uuid4().hex[:12]}/"  # a fresh key range per run
         self.tokens = TokenNumbers()
-
-    def calls(self, action: Action) -> list[str] | None:
-        return CALLS.get(action.name)
-
-    def outcome(self, op_reply: Mapping[str, Any]) -> str:
-        return real_outcome(op_reply.get("op", ""), op_reply)
-
-    def expected_outcome(self, action: Action, before: View, after: View) -> str:
-        return model_outcome(action, before, after)
-
-    def model_facts(self, view: View) -> Facts:
-        return model_lease_facts(view)
 
     def real_facts(self, world: World) -> Facts:
         reader, keys = self._reader(world), Keys(self.prefix)

@@ -11,9 +11,9 @@ whose tokens are the model's own (a row's counter) numbers them as they are.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
-from leadercheck.checker.conform.bindings.base import NO_REPLY, View, note_of, reply_lost
+from leadercheck.checker.conform.bindings.base import NO_REPLY, Binding, View, note_of, reply_lost
 from leadercheck.checker.conform.world import Facts
 from leadercheck.checker.model import Action
 
@@ -89,3 +89,23 @@ def real_outcome(op: str, reply: Mapping[str, Any]) -> str:
         return "done"
     key = {"acquire": "granted", "update": "granted", "renew": "renewed", "write": "accepted"}
     return words[0] if result.get(key[op]) else words[1]
+
+
+class LeaseBinding(Binding):
+    """A lease protocol on some store: its steps' calls by name (`CALLS`), and outcomes and
+    model facts in the words above. A system adds its client, its setup and its real facts."""
+
+    CALLS: ClassVar[Mapping[str, list[str]]] = {}
+
+    def calls(self, action: Action) -> list[str] | None:
+        calls = self.CALLS.get(action.name)
+        return None if calls is None else list(calls)
+
+    def outcome(self, op_reply: Mapping[str, Any]) -> str:
+        return real_outcome(op_reply.get("op", ""), op_reply)
+
+    def expected_outcome(self, action: Action, before: View, after: View) -> str:
+        return model_outcome(action, before, after)
+
+    def model_facts(self, view: View) -> Facts:
+        return model_lease_facts(view)

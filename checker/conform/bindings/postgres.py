@@ -21,33 +21,30 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from leadercheck.checker.conform.bindings.base import NO_REPLY, Binding, View, reply_lost
+from leadercheck.checker.conform.bindings.base import NO_REPLY, View, reply_lost
 from leadercheck.checker.conform.bindings.lease_facts import (
+    LeaseBinding,
     TokenNumbers,
     lease_fact,
-    model_lease_facts,
-    model_outcome,
-    real_outcome,
     storage_fact,
 )
 from leadercheck.checker.conform.clients.postgres import SCHEMA_SQL, connect
 from leadercheck.checker.conform.world import Facts, World
 from leadercheck.checker.model import Action
 
-CALLS = {
-    "read": ["connect", "read"],
-    "update": ["connect", "update"],
-    "renew": ["connect", "renew"],
-    "check": ["check"],
-    "write": ["write"],
-}
-
 #: how a read ends, on both sides (the model reads only a free row)
 ROW_FREE, ROW_TAKEN = "row free", "row taken"
 
 
-class PostgresLeaseRow(Binding):
+class PostgresLeaseRow(LeaseBinding):
     system = "postgres"
+    CALLS = {
+        "read": ["connect", "read"],
+        "update": ["connect", "update"],
+        "renew": ["connect", "renew"],
+        "check": ["check"],
+        "write": ["write"],
+    }
     #: the UPDATE without `WHERE token = $seen` (a subclass may force it, to be caught)
     blind: bool | None = None
 
@@ -81,22 +78,16 @@ class PostgresLeaseRow(Binding):
         with self._connect(world) as conn:
             conn.execute(script.encode())
 
-    def calls(self, action: Action) -> list[str] | None:
-        return CALLS.get(action.name)
-
     def outcome(self, op_reply: Mapping[str, Any]) -> str:
         op = op_reply.get("op", "")
         if op == "read" and op_reply.get("ok"):
             return ROW_FREE if (op_reply.get("result") or {}).get("free") else ROW_TAKEN
-        return real_outcome(op, op_reply)
+        return super().outcome(op_reply)
 
     def expected_outcome(self, action: Action, before: View, after: View) -> str:
         if action.name == "read":
             return NO_REPLY if reply_lost(action) else ROW_FREE
-        return model_outcome(action, before, after)
-
-    def model_facts(self, view: View) -> Facts:
-        return model_lease_facts(view)
+        return super().expected_outcome(action, before, after)
 
     def real_facts(self, world: World) -> Facts:
         with self._connect(world) as conn:
@@ -107,8 +98,3 @@ class PostgresLeaseRow(Binding):
         holder = node if node is not None and unexpired else None
         store = lease_fact(holder, self.tokens.of(int(token)))
         return {"store": store, "storage": storage_fact(self.tokens.of(t) for (t,) in log)}
-
-    def versions(self, world: World) -> dict[str, str]:
-        with self._connect(world) as conn:
-            row = conn.execute("SHOW server_version").fetchone()
-        return {"postgres": str(row[0]) if row else "unknown"}

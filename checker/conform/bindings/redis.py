@@ -197,7 +197,3 @@ class Redlock(Binding):
         log = storage.lrange(keys.storage_log, 0, -1)  # "<ghost epoch>:<lock value>" each
         facts["storage"] = log_fact([int(text_of(entry).split(":", 1)[0]) for entry in log])
         return facts
-
-    def versions(self, world: World) -> dict[str, str]:
-        info = self._readers(world)[0].info("server")
-        return {"redis": str(info.get("redis_version", "?"))}

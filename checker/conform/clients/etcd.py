@@ -21,6 +21,8 @@ from typing import Any
 
 from etcd3gw.client import Etcd3Client
 
+from leadercheck.checker.conform.clients.lease_holder import LeaseHolder
+
 TOKEN_DIGITS = 20  # tokens zero-padded so etcd's byte-wise compare orders them as numbers
 
 
@@ -45,7 +47,7 @@ class Keys:
         self.storage_log = prefix + "storage/log/"
 
 
-class Client:
+class Client(LeaseHolder):
     """One node: its lease and token in memory, a store connection and a storage connection."""
 
     def __init__(self, config: dict[str, Any]) -> None:
@@ -63,7 +65,7 @@ class Client:
 
     def op_grant(self) -> dict[str, Any]:
         """The lease acquire will attach the key to (its TTL runs from now)."""
-        self.lease = self.store.lease(self.ttl_seconds)
+        self.lease = self.store.lease(int(self.ttl_seconds))  # whole seconds (binding)
         return {"lease": self.lease.id}
 
     def op_acquire(self) -> dict[str, Any]:
@@ -100,12 +102,6 @@ class Client:
         if ttl > 0:
             self.acquired_at = time.monotonic()
         return {"renewed": ttl > 0, "ttl": ttl}
-
-    def op_check(self) -> dict[str, Any]:
-        """Local: the node decides to write with the token it believes it holds."""
-        left = self.ttl_seconds - (time.monotonic() - self.acquired_at)
-        self.pending = self.token
-        return {"token": self.token, "believes_leader": bool(self.token) and left > 0}
 
     def op_write(self) -> dict[str, Any]:
         token, self.pending = self.pending, 0

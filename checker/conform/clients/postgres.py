@@ -29,6 +29,8 @@ from typing import Any
 import psycopg
 from psycopg import errors
 
+from leadercheck.checker.conform.clients.lease_holder import LeaseHolder
+
 STALE = "409 STALE TOKEN"
 
 #: the tables of one run, created in a schema of its own (`reset`); `{schema}` is quoted
@@ -91,7 +93,7 @@ def connect(conninfo: str, schema: str, timeout: float, **where: Any) -> psycopg
     )
 
 
-class Client:
+class Client(LeaseHolder):
     """One node: the token it saw and the one it holds in memory, two connections."""
 
     def __init__(self, config: dict[str, Any]) -> None:
@@ -174,12 +176,6 @@ class Client:
         if row is not None:
             self.acquired_at = time.monotonic()
         return {"renewed": row is not None, "token": self.token}
-
-    def op_check(self) -> dict[str, Any]:
-        """Local: the node decides to write with the token it believes it holds."""
-        left = self.ttl_seconds - (time.monotonic() - self.acquired_at)
-        self.pending = self.token
-        return {"token": self.token, "believes_leader": bool(self.token) and left > 0}
 
     # -- the storage -----------------------------------------------------------
 
