@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from leadercheck.checker.bench import (
     CASES,
@@ -32,7 +33,7 @@ from leadercheck.checker.bench import (
     with_reductions,
 )
 from leadercheck.checker.checkpoint import Checkpoints
-from leadercheck.checker.engines import EngineOptions, default_max_memory, parse_size, searcher
+from leadercheck.checker.engines import EngineOptions, default_max_memory, searcher
 from leadercheck.checker.errors import LeadercheckError, ModelError
 from leadercheck.checker.gate import CaseOutcome, GateCase, GateReport, judge
 from leadercheck.checker.graph import GraphTooLarge, StateGraph, fitting_parameters, state_graph
@@ -66,7 +67,17 @@ from leadercheck.checker.render.text import step_count
 from leadercheck.checker.render.trace_file import load_trace
 from leadercheck.checker.replay import Replay, SavedTrace, replay
 from leadercheck.checker.result import CheckResult, EndReason, Verdict
+from leadercheck.checker.sampling.options import (
+    BITSTATE,
+    DEFAULT_DEPTH,
+    DEFAULT_MEMORY,
+    DEFAULT_SAMPLING,
+    DEFAULT_SECONDS,
+    SIMULATE,
+    Sampling,
+)
 from leadercheck.checker.search import NO_BOUNDS, Bounds
+from leadercheck.checker.sizes import parse_size
 from leadercheck.checker.strategies import help_lines, names
 from leadercheck.checker.successors import Reductions
 from leadercheck.models.catalogue import PROTOCOLS, lookup
@@ -291,9 +302,52 @@ def _one_line(text: str) -> str:
     help="Search with this many processes (states partitioned by fingerprint).",
 )
 @click.option(
+    "--strategy",
     "--engine",
+    "engine",
     type=click.Choice(names()),
     help=f"How to search ({help_lines()}). Default: bfs, or processes with --workers K.",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    help="With --strategy simulate or bitstate: the seed of the walks (or of a swarm's "
+    "orders); the same seed gives the same trace. Default 1.",
+)
+@click.option(
+    "--depth",
+    "walk_depth",
+    type=click.IntRange(min=1),
+    metavar="D",
+    help=f"With --strategy simulate: the most steps of one walk (default {DEFAULT_DEPTH}).",
+)
+@click.option(
+    "--walks",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="With --strategy simulate: run N walks (with --time too: whichever ends first).",
+)
+@click.option(
+    "--time",
+    "time_budget",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help=f"With --strategy simulate or bitstate: stop after SECONDS (simulate without "
+    f"--walks: {DEFAULT_SECONDS:g}).",
+)
+@click.option(
+    "--memory",
+    "bit_memory",
+    metavar="SIZE",
+    help="With --strategy bitstate: the bit array's size, e.g. 64M (rounded down to a power "
+    "of two; default 64M).",
+)
+@click.option(
+    "--swarm",
+    type=click.IntRange(min=1),
+    metavar="K",
+    help="Run K diversified sampled searches as processes (simulate unless --strategy "
+    "bitstate), all stopped at the first violation.",
 )
 @click.option(
     "--address", metavar="HOST:PORT", help="With an engine that joins a cluster: its address."
@@ -367,6 +421,12 @@ def main(
     por: bool,
     workers: int,
     engine: str | None,
+    seed: int | None,
+    walk_depth: int | None,
+    walks: int | None,
+    time_budget: float | None,
+    bit_memory: str | None,
+    swarm: int | None,
     address: str | None,
     max_memory: str | None,
     prove: bool,
@@ -380,13 +440,30 @@ def main(
     if ctx.invoked_subcommand is not None:
         return
     pages = Path(html_dir) if html_dir else out
+    given_sampling = {
+        "--seed": seed,
+        "--depth": walk_depth,
+        "--walks": walks,
+        "--time": time_budget,
+        "--memory": bit_memory,
+        "--swarm": swarm,
+    }
     try:
+        if run_all and (engine in SAMPLED or any(v is not None for v in given_sampling.values())):
+            raise LeadercheckError(
+                "--all judges each protocol with the strategy specs/ names for it; drop "
+                "--strategy simulate/bitstate and its options"
+            )
+        workers_given = ctx.get_parameter_source("workers") is not ParameterSource.DEFAULT
+        engine, workers = _swarm(engine, workers, workers_given, swarm)
+        sampling = _sampling(engine, given_sampling, max_depth)
         engine_options = EngineOptions(
             Reductions(symmetry=symmetry, por=por, exact=exact),
             workers,
             engine,
             address,
             parse_size(max_memory) if max_memory is not None else default_max_memory(),
+            sampling,
         )
     except LeadercheckError as exc:
         _fail(exc, debug)
@@ -403,7 +480,7 @@ def main(
         html_dir=pages,
         state_graph=diagram == "state-graph",
         engine=engine_options,
-        out_given=ctx.get_parameter_source("out") is not click.core.ParameterSource.DEFAULT,
+        out_given=ctx.get_parameter_source("out") is not ParameterSource.DEFAULT,
         checkpoint_dir=checkpoint_dir,
         resume_dir=resume_dir,
         checkpoint_every=checkpoint_every,
@@ -483,6 +560,51 @@ def main(
         _fail(exc, debug)
         ctx.exit(USAGE_ERROR)
     ctx.exit(code)
+
+
+SAMPLED = (SIMULATE, BITSTATE)  # the sampled strategies (checker/sampling/)
+
+
+def _swarm(
+    engine: str | None, workers: int, workers_given: bool, swarm: int | None
+) -> tuple[str | None, int]:
+    """The strategy and worker count that --swarm K asks for: K sampled searches."""
+    if swarm is None:
+        return engine, workers
+    if workers_given and workers != swarm:
+        raise LeadercheckError(f"--swarm {swarm} and --workers {workers}: give one")
+    if engine is None:
+        engine = "simulate"
+    if engine not in SAMPLED:
+        raise LeadercheckError(
+            f"--swarm runs sampled searches (--strategy simulate or bitstate), not {engine}"
+        )
+    return engine, swarm
+
+
+def _sampling(engine: str | None, given: Mapping[str, Any], max_depth: int | None) -> Sampling:
+    """The sampled strategies' options, each refused where it means nothing."""
+    used = [flag for flag, value in given.items() if value is not None and flag != "--swarm"]
+    if engine not in SAMPLED:
+        if used:
+            wants = "bitstate" if used[0] == "--memory" else "simulate"
+            raise LeadercheckError(f"{used[0]} is an option of --strategy {wants}")
+        return DEFAULT_SAMPLING
+    refused = {"simulate": ("--memory",), "bitstate": ("--depth", "--walks")}[engine]
+    wrong = [flag for flag in used if flag in refused]
+    if wrong:
+        owner = "bitstate" if engine == "simulate" else "simulate"
+        raise LeadercheckError(f"{wrong[0]} is an option of --strategy {owner}, not {engine}")
+    if engine == "simulate" and max_depth is not None:
+        raise LeadercheckError("--strategy simulate: a walk's length is --depth D, not --max-depth")
+    memory = given["--memory"]
+    return Sampling(
+        seed=given["--seed"] if given["--seed"] is not None else DEFAULT_SAMPLING.seed,
+        depth=given["--depth"] or DEFAULT_DEPTH,
+        walks=given["--walks"],
+        seconds=given["--time"],
+        memory=parse_size(memory) if memory is not None else DEFAULT_MEMORY,
+    )
 
 
 def exit_code(result: CheckResult) -> int:
@@ -729,6 +851,11 @@ def _checkpoints(
     directory = opts.checkpoint_dir or opts.resume_dir
     if directory is None:
         return None
+    if opts.engine.strategy.sampled:
+        raise LeadercheckError(
+            "--checkpoint and --resume save an exhaustive search; a sampled one is run again "
+            "from its --seed"
+        )
     if opts.engine.strategy.parallel:
         raise LeadercheckError(CHECKPOINTS_NEED_ONE_PROCESS)
     check_writable(directory)
@@ -811,24 +938,41 @@ def _gate(
         for name in protocols
         if not expectations.of(name)
     ] + [
-        f"{source} names unknown protocol {name}"
-        for name in expectations.table
-        if name not in protocols
+        f"{source} names unknown protocol {case.protocol}"
+        for case in expectations.cases.values()
+        if case.protocol not in protocols
     ]
     names = _gate_names() if catalogue.model is None else list(protocols)
-    cases = [
-        GateCase(
-            name,
-            values,
-            partial(_checked_model, catalogue, protocol, values, expectations.properties(name)),
-            expectations.properties(name),
-            expectations.of(name),
-        )
-        for name in names
-        if expectations.of(name)
-        for protocol in [protocols[name]]
-        for values in [protocol.resolve({})]
-    ]
+    cases: list[GateCase] = []
+    engines: dict[str, EngineOptions] = {}  # case -> its sampled strategy, if it names one
+    for name in names:
+        for spec in [c for c in expectations.cases.values() if c.protocol == name]:
+            protocol = protocols[name]
+            try:
+                values = protocol.resolve(dict(spec.params))
+            except LeadercheckError as exc:
+                raise LeadercheckError(f"{source}: [{spec.name}]: {exc}") from None
+            props = expectations.properties(spec.name)
+            cases.append(
+                GateCase(
+                    spec.name,
+                    values,
+                    partial(_checked_model, catalogue, protocol, values, props),
+                    props,
+                    expectations.of(spec.name),
+                    protocol=name,
+                    stem=spec.file_stem,
+                    judged_by=spec.judged_by.describe() if spec.judged_by else "",
+                )
+            )
+            if spec.judged_by is not None:
+                judged = spec.judged_by
+                engines[spec.name] = EngineOptions(
+                    engine=judged.strategy,
+                    workers=judged.workers,
+                    max_memory=opts.engine.max_memory,
+                    sampling=judged.sampling,
+                )
     # Every output is checked before the first search; --html DIR writes only under DIR
     # (and --out, when given).
     copy_out = not opts.as_json and not check_golden and (opts.out_given or not opts.with_html)
@@ -848,8 +992,10 @@ def _gate(
 
         outcomes: list[CaseOutcome] = []
         pages: dict[str, dict[str, str]] = {}
-        search = stack.enter_context(searcher(opts.engine))
+        exhaustive = stack.enter_context(searcher(opts.engine))
         for case in cases:
+            sampled = engines.get(case.name)
+            search = exhaustive if sampled is None else stack.enter_context(searcher(sampled))
             result = search(case.build(), case.properties)
             if result.end is EndReason.INTERRUPTED:  # Ctrl-C: stop the gate, write nothing
                 click.echo(
@@ -861,11 +1007,13 @@ def _gate(
                 return INCOMPLETE
             shortest = not opts.engine.reductions.por  # POR keeps verdicts, not trace lengths
             outcome = CaseOutcome(case, result, judge(case, result, shortest))
-            write_counterexamples(case.name, case.params, result, fresh, model=catalogue.model)
+            files = partial(
+                write_counterexamples, case.protocol_name, case.params, result,
+                model=catalogue.model, stem=case.stem or None,
+            )  # fmt: skip
+            files(fresh)
             if opts.with_html:
-                written = write_counterexamples(
-                    case.name, case.params, result, opts.html_dir, html=True, model=catalogue.model
-                )
+                written = files(opts.html_dir, html=True)
                 pages[case.name] = {
                     prop: next(p.name for p in w.paths if p.suffix == ".html")
                     for prop, w in written.items()

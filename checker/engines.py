@@ -10,7 +10,6 @@ partitioned ones give the same verdicts, counts and traces as one process
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Property
 from leadercheck.checker.result import CheckResult, Progress
+from leadercheck.checker.sampling.options import DEFAULT_SAMPLING, Sampling
 from leadercheck.checker.search import Bounds
 from leadercheck.checker.strategies import Request, Strategy, strategy
 from leadercheck.checker.successors import NO_REDUCTIONS, Reductions
@@ -37,26 +37,6 @@ def default_max_memory() -> int:
     return int(physical_memory() * DEFAULT_MEMORY_SHARE)
 
 
-MAX_SIZE_TEXT = 40  # characters: a longer size is a typo, and float() would overflow on it
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
-_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-
-
-def parse_size(text: str) -> int:
-    """'512M', '8G', '1.5GiB' or a number of bytes (at most 2^63 - 1)."""
-    if len(text) > MAX_SIZE_TEXT:
-        raise LeadercheckError(f"memory size {text[:20]}... ({len(text)} characters) is too large")
-    found = _SIZE.match(text)
-    if not found:
-        raise LeadercheckError(f"memory size {text!r}: expected a number with K, M, G or T")
-    value = int(float(found.group(1)) * _UNITS[found.group(2).lower()])
-    if value <= 0:
-        raise LeadercheckError(f"memory size {text!r} must be positive")
-    if value >= 1 << 63:
-        raise LeadercheckError(f"memory size {text!r} is too large")
-    return value
-
-
 @dataclass(frozen=True)
 class EngineOptions:
     """How to search; the defaults are one process, no reductions, 80% of RAM.
@@ -70,11 +50,21 @@ class EngineOptions:
     engine: str | None = None
     address: str | None = None
     max_memory: int | None = field(default_factory=default_max_memory)
+    sampling: Sampling = DEFAULT_SAMPLING  # the sampled strategies' seed, budgets and bits
 
     def __post_init__(self) -> None:
         if self.workers < 1:
             raise LeadercheckError(f"--workers must be at least 1, got {self.workers}")
-        self.strategy.check_options(self.workers, self.address, self.reductions)
+        strategy = self.strategy
+        strategy.check_options(self.workers, self.address, self.reductions)
+        if strategy.sampled and strategy.name == "bitstate" and self.max_memory is not None:
+            arrays = self.sampling.memory * self.workers
+            if arrays >= self.max_memory:
+                each = f"{self.workers} x " if self.workers > 1 else ""
+                raise LeadercheckError(
+                    f"--memory: {each}{self.sampling.memory:,} bytes of bit array do not fit "
+                    f"under --max-memory ({self.max_memory:,} bytes)"
+                )
 
     @property
     def strategy(self) -> Strategy:
@@ -111,7 +101,9 @@ def searcher(options: EngineOptions) -> Iterator[Search]:
             checkpoints: Checkpoints | None = None,
         ) -> CheckResult:
             bounds = Bounds(max_states, max_depth, options.max_memory, progress, checkpoints)
-            request = Request(model, properties, bounds, options.reductions, options.workers)
+            request = Request(
+                model, properties, bounds, options.reductions, options.workers, options.sampling
+            )
             return engine.search(shared, request)
 
         yield search

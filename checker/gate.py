@@ -30,11 +30,18 @@ class ExpectationLike(Protocol):
 
 @dataclass(frozen=True)
 class GateCase:
-    name: str
+    name: str  # the protocol, then any parameters the case sets ("raft nodes=5")
     params: Mapping[str, int]
     build: Callable[[], Model[Any]]
     properties: Sequence[Property]
     expectations: Sequence[ExpectationLike]
+    protocol: str = ""  # the protocol's own name (default: `name`)
+    stem: str = ""  # the counterexample files' name (default: `name`)
+    judged_by: str = ""  # the sampled strategy that judges it, in words; "": exhaustive
+
+    @property
+    def protocol_name(self) -> str:
+        return self.protocol or self.name
 
 
 @dataclass(frozen=True)

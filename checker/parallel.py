@@ -60,7 +60,6 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import pickle
-import resource
 import signal
 import threading
 import time
@@ -82,7 +81,13 @@ from leadercheck.checker.guard import check_initial
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Property
 from leadercheck.checker.result import CheckResult, EndReason, Progress, Stats
-from leadercheck.checker.search import NO_PARENT, Bounds, resident_memory, with_liveness
+from leadercheck.checker.search import (
+    NO_PARENT,
+    Bounds,
+    peak_memory,
+    resident_memory,
+    with_liveness,
+)
 from leadercheck.checker.successors import (
     FP_MASK,
     NO_REDUCTIONS,
@@ -175,12 +180,13 @@ def check_parallel(
 
 @dataclass(frozen=True)
 class WorkerSetup:
-    """Everything a partition worker is built from."""
+    """Everything a worker is built from."""
 
     model: Model[Any]
     properties: tuple[Property, ...]
     reductions: Reductions
     workers: int
+    extra: Any = None  # what a worker of another kind needs (checker/sampling/)
 
 
 class Failure(NamedTuple):
@@ -216,6 +222,17 @@ Batch = tuple["array[int]", "array[int]"]  # fingerprints and keys of successors
 
 class RemoteFailure(Exception):
     """The traceback of an exception raised in a worker (the cause of a ModelError)."""
+
+
+def remote_model_error(failure: Failure, trace: Trace, what: str) -> ModelError:
+    """What model code raised in a worker, as the ModelError that carries `trace`, the
+    trace to the state it raised on."""
+    error = ModelError(
+        f"model raised {failure.kind} in {what} after {len(trace)} steps: {failure.message}",
+        trace,
+    )
+    error.__cause__ = RemoteFailure(failure.traceback)
+    return error
 
 
 # -- the worker -------------------------------------------------------------------
@@ -318,7 +335,7 @@ class PartitionWorker:
                         if owner == me and discover:
                             seen.add(fp)
             except Exception as exc:  # model code: reported with the trace to `state`
-                self.failure = (rank, _failure(exc))
+                self.failure = (rank, failure_of(exc))
                 break
         self.generated = generated
         return self._batches(keys, pending)
@@ -394,7 +411,7 @@ class PartitionWorker:
         self.wanted = []
         events = tuple(e for e in map(self._first_event, self.undecided) if e is not None)
         return LevelReport(
-            keys, events, self.generated, self.failure, resident_memory(), _peak(), mismatch
+            keys, events, self.generated, self.failure, resident_memory(), peak_memory(), mismatch
         )
 
     def _first_event(self, index: int) -> Event | None:
@@ -404,7 +421,7 @@ class PartitionWorker:
                 if decides(prop, state):
                     return Event(key, index, None)
             except Exception as exc:  # model code: reported with the trace to `state`
-                return Event(key, index, _failure(exc))
+                return Event(key, index, failure_of(exc))
         return None
 
     def count_new(self, *batches: Batch) -> int:
@@ -432,12 +449,9 @@ def quiet_gc() -> None:
     gc.set_threshold(100_000, 50, 100)
 
 
-def _failure(exc: Exception) -> Failure:
+def failure_of(exc: Exception) -> Failure:
+    """An exception raised in a worker, as text that crosses any pipe."""
     return Failure(type(exc).__name__, str(exc), traceback.format_exc())
-
-
-def _peak() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 # -- transports -------------------------------------------------------------------
@@ -504,11 +518,15 @@ class ProcessTransport(Transport):
     Forking (not spawning) lets each worker inherit the model and the properties, which
     may hold lambdas, and the interpreter's string-hash secret, so they all hash alike;
     only batches and replies cross the pipes. Workers ignore SIGINT: Ctrl-C reaches the
-    coordinator, which ends them.
+    coordinator, which ends them. `factory(setup, i)` builds worker i in its process: a
+    PartitionWorker, or another kind of worker driven by `call` alone (the swarm's).
     """
 
-    def __init__(self, workers: int) -> None:
+    def __init__(
+        self, workers: int, factory: Callable[[WorkerSetup, int], Any] = PartitionWorker
+    ) -> None:
         self.workers = workers
+        self.factory = factory
         self.processes: list[Any] = []
         self.conns: list[Connection] = []
         self.busy = False
@@ -523,7 +541,7 @@ class ProcessTransport(Transport):
             for i in range(k):
                 process = ctx.Process(
                     target=_serve,
-                    args=(setup, i, control, mesh),
+                    args=(setup, i, control, mesh, self.factory),
                     name=f"leadercheck-worker-{i}",
                     daemon=True,
                 )
@@ -612,6 +630,7 @@ def _serve(
     index: int,
     control: list[tuple[Connection, Connection]],
     mesh: dict[tuple[int, int], tuple[Connection, Connection]],
+    factory: Callable[[WorkerSetup, int], Any],
 ) -> None:
     """A worker process: run calls from the coordinator until told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -632,7 +651,7 @@ def _serve(
         else:
             writer.close()
     conn = control[index][1]
-    worker = PartitionWorker(setup, index)
+    worker = factory(setup, index)
     while True:
         try:
             kind, method, args, stages = conn.recv()
@@ -761,7 +780,7 @@ class _Coordinator:
             transitions=self.generated - len(self.initial),
             depth=self.depth,
             seconds=time.perf_counter() - self.start,
-            peak_memory_bytes=_peak() + sum(self.worker_peak),
+            peak_memory_bytes=peak_memory() + sum(self.worker_peak),
         )
         results = tuple(
             judge(
@@ -877,13 +896,7 @@ class _Coordinator:
         return rebuild_trace(self.model, self.initial, moves, self.canonical, purpose=purpose)
 
     def _model_error(self, failure: Failure, moves: list[int], what: str) -> ModelError:
-        trace = self._trace(moves)
-        error = ModelError(
-            f"model raised {failure.kind} in {what} after {len(trace)} steps: {failure.message}",
-            trace,
-        )
-        error.__cause__ = RemoteFailure(failure.traceback)
-        return error
+        return remote_model_error(failure, self._trace(moves), what)
 
     def _call(self, fn: Callable[[], Any], what: str) -> Any:
         """Run model code in the coordinator; an exception becomes a ModelError."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass
 
 from leadercheck.checker.properties import Kind, Property
@@ -24,6 +25,10 @@ class EndReason(enum.Enum):
     MAX_DEPTH = "depth bound reached"
     MAX_MEMORY = "memory bound reached"
     INTERRUPTED = "interrupted"
+    # the sampled searches (checker/sampling/): they end without having seen every state
+    BUDGET = "walks or time budget spent"
+    HASHED = "every state the bit array let through explored"
+    FIRST_VIOLATION = "stopped at the first violation"
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,7 @@ class PropertyResult:
     verdict: Verdict
     trace: Trace | None = None
     reason: str = ""
+    found_length: int | None = None  # a sampled search's trace as found, before shortening
 
     @property
     def trace_kind(self) -> str:
@@ -91,20 +97,54 @@ class PropertyResult:
 
 
 @dataclass(frozen=True)
+class Coverage:
+    """What a sampled search (simulation, bitstate, swarm) covered.
+
+    Such a search never shows that a claim holds: it may find a violation, which is a
+    real, replayed trace, or a witness, which proves its `sometimes` claim; whatever it
+    did not find stays INCOMPLETE, and these figures say how much it looked.
+    """
+
+    strategy: str  # "simulate" or "bitstate"
+    seed: int
+    workers: int = 1  # a swarm's diversified searches
+    walks: int = 0  # simulation: random walks finished
+    steps: int = 0  # transitions taken (simulation) or explored (bitstate)
+    deepest: int = 0  # the most steps from an initial state any walk or stack reached
+    walk_depth: int | None = None  # simulation: the most steps of one walk
+    bits: int = 0  # bitstate: the bit array's size in bits
+    hashes: int = 0  # bitstate: bits set per state
+    bits_set: int = 0  # bitstate: bits set at the end (in the union of a swarm's arrays)
+    # bitstate: the estimated chance, at the end, that a new state looked visited (an
+    # upper estimate of the fraction of states the collisions skipped)
+    omitted: float = 0.0
+
+    @property
+    def estimated_states(self) -> int:
+        """Bitstate: the distinct states that the bits set imply, n = -(m/k) ln(1 - X/m)
+        (Swamidass and Baldi), a check on the count; 0 for simulation."""
+        if not self.bits or not self.hashes or self.bits_set >= self.bits:
+            return 0
+        return round(-(self.bits / self.hashes) * math.log1p(-self.bits_set / self.bits))
+
+
+@dataclass(frozen=True)
 class CheckResult:
     results: tuple[PropertyResult, ...]
     stats: Stats
     end: EndReason
     notes: tuple[str, ...] = ()  # what the search could not apply, and why
+    coverage: Coverage | None = None  # a sampled search's figures; None: exhaustive
 
     @property
     def verdict(self) -> Verdict:
-        """VIOLATED if any property is, else INCOMPLETE if any is, else HOLDS."""
+        """VIOLATED if any property is, else INCOMPLETE if any is, else HOLDS; a sampled
+        search (with `coverage`) is never HOLDS: at best INCOMPLETE."""
         verdicts = {r.verdict for r in self.results}
         for v in (Verdict.VIOLATED, Verdict.INCOMPLETE):
             if v in verdicts:
                 return v
-        return Verdict.HOLDS
+        return Verdict.INCOMPLETE if self.coverage is not None else Verdict.HOLDS
 
     def result(self, name: str) -> PropertyResult:
         for r in self.results:
@@ -136,6 +176,7 @@ class Progress:
 
     distinct_states: int
     generated_states: int
-    queue: int  # discovered states not yet expanded
+    queue: int  # discovered states not yet expanded (a simulation: walks finished)
     depth: int
     seconds: float
+    queue_label: str = "queue"  # what `queue` counts, as the progress line names it

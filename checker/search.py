@@ -32,7 +32,8 @@ from leadercheck.checker.errors import LeadercheckError, ModelError
 from leadercheck.checker.guard import check_initial, model_name
 from leadercheck.checker.liveness import FairnessGraph, level_of
 from leadercheck.checker.model import Model
-from leadercheck.checker.properties import LIVENESS, Kind, Property
+from leadercheck.checker.observers import ClaimRaised, StateClaims
+from leadercheck.checker.properties import LIVENESS, Property
 from leadercheck.checker.result import (
     CheckResult,
     EndReason,
@@ -239,13 +240,10 @@ class _Search:
         self.parents = array("I")  # per state index: the index it was discovered from
         self.moves = array("I")  # per state index: its position among the parent's successors
         self.levels = array("I", [0])  # the first index of each breadth-first level
-        self.found: dict[str, int] = {}  # property name -> index of the state that decided it
-        # (name, predicate, whether it is an invariant) of each state property not yet decided
-        self.undecided = [
-            (p.name, p.predicate, p.kind is Kind.ALWAYS)
-            for p in self.properties
-            if p.kind not in LIVENESS
-        ]
+        # the state properties still undecided; `found` maps each decided one's name to
+        # the index of the state that decided it
+        self.claims = StateClaims(self.properties)
+        self.found: dict[str, int] = self.claims.found
         live = [p for p in self.properties if p.kind in LIVENESS]
         self.graph = FairnessGraph(live) if live else None
         self.generated = 0
@@ -259,7 +257,7 @@ class _Search:
         except KeyboardInterrupt:
             end = EndReason.INTERRUPTED
         seconds = time.perf_counter() - self.start
-        peak = _peak()
+        peak = peak_memory()
         stats = Stats(
             distinct_states=len(self.parents),
             generated_states=self.generated,
@@ -279,7 +277,7 @@ class _Search:
         stats = replace(
             stats,
             seconds=seconds + phase.seconds,
-            peak_memory_bytes=_peak(),
+            peak_memory_bytes=peak_memory(),
             phases=(search, phase),
         )
         return CheckResult(tuple(by_name[p.name] for p in self.properties), stats, end, notes)
@@ -488,8 +486,8 @@ class _Search:
             mine.extend(theirs)
         self.depth, self.generated = saved["depth"], saved["generated"]
         self.start -= saved["seconds"]  # the seconds reported are those of the whole search
-        self.found = dict(saved["found"])
-        self.undecided = [u for u in self.undecided if u[0] not in self.found]
+        self.found.update(saved["found"])
+        self.claims.drop(list(self.found))
         if any(self.key(state) not in store for state in saved["queue"][:64]):
             raise LeadercheckError(HASH_DIFFERS)
         if self.graph is not None:
@@ -549,7 +547,12 @@ class _Search:
             results = [PropertyResult(p, Verdict.INCOMPLETE, None, cut.value) for p in live]
         seconds = time.perf_counter() - start
         phase = Phase(
-            "fair cycles", graph.states, graph.edges, seconds, _peak(), cut or EndReason.EXHAUSTED
+            "fair cycles",
+            graph.states,
+            graph.edges,
+            seconds,
+            peak_memory(),
+            cut or EndReason.EXHAUSTED,
         )
         return results, phase, end
 
@@ -574,18 +577,11 @@ class _Search:
     def _visit(self, state: Any, index: int) -> bool:
         """Check the undecided properties on a new state; True once all are decided (never
         when there were none to decide: then the search explores everything)."""
-        decided = False
-        for name, predicate, invariant in self.undecided:
-            try:
-                if bool(predicate(state)) is not invariant:  # as `decides` says
-                    self.found[name] = index
-                    decided = True
-            except Exception as exc:
-                raise self._model_error(exc, index, name) from exc
-        if not decided:
-            return False
-        self.undecided = [u for u in self.undecided if u[0] not in self.found]
-        return not self.undecided
+        claims = self.claims
+        try:
+            return bool(claims.visit(state, index)) and claims.done
+        except ClaimRaised as exc:
+            raise self._model_error(exc.error, index, exc.name) from exc.error
 
     def _call(self, fn: Callable[[], Any], what: str) -> Any:
         """Run model code; an exception becomes a ModelError carrying the trace so far."""
@@ -641,5 +637,6 @@ class MemoryBound(Exception):
     """The memory bound was reached between two phases."""
 
 
-def _peak() -> int:
+def peak_memory() -> int:
+    """The process's peak resident memory so far, in bytes."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

@@ -4,6 +4,14 @@ Each entry is `property = "HOLDS"` or `"VIOLATED"`, or an inline table
 `{ verdict = "VIOLATED", max_steps = N }` that also bounds the length of the shortest
 counterexample. Every protocol must name at least one `sometimes` witness expected to
 hold, so that no safety verdict can pass on a model in which nothing ever happens.
+
+A section is a gate case: `[protocol]` at the protocol's defaults, judged by the
+exhaustive search, or `["protocol name=value ..."]` at other parameters. A case may say
+it is judged by a sampled strategy, `strategy = { name = "simulate", seed = 1, walks =
+2000 }` (or `"bitstate"`, with `memory = "64M"`; `workers = K` for a swarm): such a
+search never shows that an invariant holds, so its expectations are VIOLATED or
+INCOMPLETE (HOLDS only for a witness), and it is bounded by counts, not time, so that
+the gate gives the same verdicts and traces in every run.
 """
 
 from __future__ import annotations
@@ -17,6 +25,8 @@ from typing import Any
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.properties import Kind, Property
 from leadercheck.checker.result import Verdict
+from leadercheck.checker.sampling.options import BITSTATE, DEFAULT_SAMPLING, SIMULATE, Sampling
+from leadercheck.checker.sizes import parse_size
 from leadercheck.specs.claims import PROPERTIES
 
 EXPECTED_FILE = Path(__file__).with_name("expected.toml")
@@ -30,12 +40,52 @@ class Expectation:
 
 
 @dataclass(frozen=True)
+class SampledJudge:
+    """The sampled strategy a gate case is judged with, and its count-bounded budget."""
+
+    strategy: str  # SIMULATE or BITSTATE
+    sampling: Sampling
+    workers: int = 1
+
+    def describe(self) -> str:
+        s = self.sampling
+        if self.strategy == SIMULATE:
+            what = f"simulation, seed {s.seed}, {s.walks:,} walks of at most {s.depth} steps"
+        else:
+            size = f"{s.memory >> 20} MiB" if s.memory % (1 << 20) == 0 else f"{s.memory:,} bytes"
+            what = f"bitstate, seed {s.seed}, a bit array of {size}"
+        return what + (f", {self.workers} workers" if self.workers > 1 else "")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One section of the file: a protocol at some parameters, and how it is judged."""
+
+    name: str  # the section's name: the protocol, then any `name=value` settings
+    protocol: str
+    params: tuple[tuple[str, str], ...] = ()  # as written; the catalogue resolves them
+    judged_by: SampledJudge | None = None  # None: the exhaustive search
+
+    @property
+    def file_stem(self) -> str:
+        """The counterexample files' name: the protocol, `@name=value,...` for settings."""
+        if not self.params:
+            return self.protocol
+        return self.protocol + "@" + ",".join(f"{k}={v}" for k, v in self.params)
+
+
+@dataclass(frozen=True)
 class Expectations:
-    """protocol -> its expectations, in file order; `claims` are the properties they name
-    (the built-in ones, or a user's module's beside them)."""
+    """case -> its expectations, in file order; `claims` are the properties they name
+    (the built-in ones, or a user's module's beside them). A protocol's own section is
+    the case named after it."""
 
     table: dict[str, tuple[Expectation, ...]]
     claims: Mapping[str, Property] = field(default_factory=lambda: PROPERTIES)
+    cases: dict[str, Case] = field(default_factory=dict)  # every section, by name
+
+    def case(self, name: str) -> Case:
+        return self.cases.get(name) or Case(name, name)
 
     def properties(self, protocol: str) -> tuple[Property, ...]:
         return tuple(self.claims[e.prop] for e in self.table.get(protocol, ()))
@@ -48,7 +98,12 @@ class Expectations:
 
 
 def _entry(
-    path: Path | str, protocol: str, name: str, value: Any, claims: Mapping[str, Property]
+    path: Path | str,
+    protocol: str,
+    name: str,
+    value: Any,
+    claims: Mapping[str, Property],
+    sampled: bool = False,
 ) -> Expectation:
     where = f"{path}: [{protocol}] {name}"
     if not isinstance(name, str) or name not in claims:
@@ -64,9 +119,88 @@ def _entry(
         ):
             raise LeadercheckError(f"{where}: max_steps must be a non-negative integer")
         value = value.get("verdict")
-    if value not in ("HOLDS", "VIOLATED"):
-        raise LeadercheckError(f"{where} = {value!r}; expected HOLDS or VIOLATED")
+    if sampled:
+        if value not in ("HOLDS", "VIOLATED", "INCOMPLETE"):
+            raise LeadercheckError(f"{where} = {value!r}; expected VIOLATED or INCOMPLETE")
+        if value == "HOLDS" and claims[name].kind is not Kind.SOMETIMES:
+            raise LeadercheckError(
+                f"{where} = HOLDS: a sampled search never shows that a claim holds (only a "
+                "witness proves its `sometimes` claim); expect INCOMPLETE or VIOLATED"
+            )
+    elif value not in ("HOLDS", "VIOLATED"):
+        hint = " (INCOMPLETE only with a sampled strategy)" if value == "INCOMPLETE" else ""
+        raise LeadercheckError(f"{where} = {value!r}; expected HOLDS or VIOLATED{hint}")
     return Expectation(name, Verdict(value), max_steps)
+
+
+STRATEGY_KEYS = {
+    SIMULATE: {"name", "seed", "walks", "depth", "workers"},
+    BITSTATE: {"name", "seed", "memory", "workers"},
+}
+
+
+def _case(path: Path | str, section: str, raw: Mapping[str, Any]) -> Case:
+    """The case a section names: `protocol [name=value ...]`, and its `strategy`."""
+    words = section.split()
+    if not words:
+        raise LeadercheckError(f"{path}: a section needs a protocol name")
+    params: list[tuple[str, str]] = []
+    for word in words[1:]:
+        key, sep, value = word.partition("=")
+        if not sep or not key or not value:
+            raise LeadercheckError(
+                f"{path}: [{section}]: {word!r} is not name=value (a case is a protocol, then "
+                "its settings)"
+            )
+        params.append((key, value))
+    spec = raw.get("strategy")
+    return Case(
+        section, words[0], tuple(params), None if spec is None else _judge(path, section, spec)
+    )
+
+
+def _judge(path: Path | str, section: str, spec: Any) -> SampledJudge:
+    where = f"{path}: [{section}] strategy"
+    if not isinstance(spec, Mapping):
+        raise LeadercheckError(
+            f'{where} must be a table, e.g. {{ name = "simulate", walks = 2000 }}'
+        )
+    name = spec.get("name")
+    if name not in STRATEGY_KEYS:
+        raise LeadercheckError(f'{where}: name must be "{SIMULATE}" or "{BITSTATE}", got {name!r}')
+    if "time" in spec:
+        raise LeadercheckError(
+            f"{where}: a gate gives the same verdicts in every run, so its budget is a count "
+            "(walks), not time"
+        )
+    unknown = sorted(set(spec) - STRATEGY_KEYS[name])
+    if unknown:
+        raise LeadercheckError(f"{where}: unknown key {unknown[0]!r} for {name}")
+
+    def count(key: str, low: int, default: int | None) -> int | None:
+        value = spec.get(key, default)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < low
+        ):
+            raise LeadercheckError(f"{where}: {key} must be an integer of at least {low}")
+        return value
+
+    if name == SIMULATE and "walks" not in spec:
+        raise LeadercheckError(
+            f"{where}: give walks = N (a gate's simulation is bounded by a count)"
+        )
+    memory = spec.get("memory", DEFAULT_SAMPLING.memory)
+    if isinstance(memory, str):
+        memory = parse_size(memory)
+    elif isinstance(memory, bool) or not isinstance(memory, int) or memory < 1:
+        raise LeadercheckError(f'{where}: memory must be a size such as "64M"')
+    sampling = Sampling(
+        seed=count("seed", 0, DEFAULT_SAMPLING.seed) or 0,
+        depth=count("depth", 1, DEFAULT_SAMPLING.depth) or DEFAULT_SAMPLING.depth,
+        walks=count("walks", 1, None),
+        memory=memory,
+    )
+    return SampledJudge(name, sampling, count("workers", 1, 1) or 1)
 
 
 def load_expectations(
@@ -88,10 +222,17 @@ def expectations_from(
     if not isinstance(raw, Mapping):
         raise LeadercheckError(f"{path} must map each protocol to its property = verdict table")
     table: dict[str, tuple[Expectation, ...]] = {}
+    cases: dict[str, Case] = {}
     for protocol, props in raw.items():
         if not isinstance(props, Mapping):
             raise LeadercheckError(f"{path}: [{protocol}] must be a table of property = verdict")
-        entries = tuple(_entry(path, protocol, name, v, claims) for name, v in props.items())
+        case = cases[protocol] = _case(path, protocol, props)
+        sampled = case.judged_by is not None
+        entries = tuple(
+            _entry(path, protocol, name, v, claims, sampled)
+            for name, v in props.items()
+            if name != "strategy"
+        )
         witnesses = [
             e
             for e in entries
@@ -103,4 +244,4 @@ def expectations_from(
                 "hold), so a safety verdict could pass on a model where nothing happens"
             )
         table[protocol] = entries
-    return Expectations(table, claims)
+    return Expectations(table, claims, cases)

@@ -12,9 +12,9 @@ from click.testing import CliRunner, Result
 
 import leadercheck.checker.cli as cli
 from leadercheck.checker.cli import main
-from leadercheck.checker.engines import parse_size
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.render.report import MeasureTable
+from leadercheck.checker.sizes import parse_size
 from leadercheck.models.params import ProtocolEntry
 
 RAFT_4 = ["--protocol", "raft-election", "-p", "N=4", "-p", "NC=3", "-p", "MaxTerm=2"]

@@ -107,17 +107,19 @@ def write_counterexamples(
     html: bool = False,
     graph: StateGraph | None = None,
     model: str | None = None,
+    stem: str | None = None,
 ) -> dict[str, Written]:
     """Each counterexample of `result` as `verify` writes it: `<name>.json/.dot/.svg` in
     `out` for the first violated property, `<name>.<property>.*` for the others (with
     `html`, the offline page too). `values` are the model's parameters, recorded for
-    replay; `model`, the user's module that defines it. Returns property -> its files."""
+    replay; `model`, the user's module that defines it; `stem`, a file name other than
+    the protocol's (a gate case at other parameters). Returns property -> its files."""
     stats = result.stats if html else None
     written = {}
-    for prop, stem in file_stems(name, result).items():
+    for prop, file_stem in file_stems(stem or name, result).items():
         ctx = TraceContext(name, values, result.result(prop), model=model)
         drawn = state_graph_dot(graph, ctx) if graph is not None else None
-        written[prop] = write_trace_files(out, stem, ctx, stats, drawn)
+        written[prop] = write_trace_files(out, file_stem, ctx, stats, drawn)
     return written
 
 

@@ -11,7 +11,7 @@ from leadercheck.checker.properties import Kind
 from leadercheck.checker.result import Verdict
 
 HEADER = ("protocol", "property", "expected", "got", "states", "seconds")
-WIDTHS = (24, 24, 10, 10, 11, 8)
+WIDTHS = (34, 24, 10, 10, 11, 8)  # a case may name its parameters
 
 
 def _cells(cells: tuple[str, ...]) -> str:
@@ -44,6 +44,8 @@ def case_lines(outcome: CaseOutcome) -> list[str]:
             f"{stats.seconds:.2f}" if first else "",
         )
         lines.append(_cells(cells) + ("" if row.ok else "   <-- differs"))
+    if outcome.case.judged_by:  # a sampled case: its strategy, under its rows
+        lines.append(f"{'':<{WIDTHS[0]}}  (judged by {outcome.case.judged_by})")
     return lines
 
 
@@ -96,6 +98,7 @@ def json_summary(report: GateReport) -> dict[str, Any]:
             {
                 "protocol": o.case.name,
                 "params": dict(o.case.params),
+                "judged_by": o.case.judged_by or "exhaustive search",
                 "verdict": o.result.verdict.value,
                 "properties": [
                     {
@@ -150,8 +153,11 @@ def verdict_table(report: GateReport, summaries: Mapping[str, str]) -> list[str]
             else:
                 mark = "yes" if res.verdict is Verdict.HOLDS else "**no**"
                 witnesses.append(f"{res.prop.name}: {mark}")
+        what = summaries.get(o.case.protocol_name, "")
+        if o.case.judged_by:
+            what += f" (judged by {o.case.judged_by})"
         lines.append(
-            f"| `{o.case.name}` | {summaries.get(o.case.name, '')} | {'; '.join(safety)} "
+            f"| `{o.case.name}` | {what} | {'; '.join(safety)} "
             f"| {'; '.join(witnesses)} | {o.result.stats.distinct_states:,} |"
         )
     return lines

@@ -26,7 +26,7 @@ class ProgressLine:
         self.last = now
         rate = p.distinct_states / p.seconds if p.seconds else 0.0
         line = (
-            f"  {p.distinct_states:,} states  {rate:,.0f}/s  queue {p.queue:,}  "
+            f"  {p.distinct_states:,} states  {rate:,.0f}/s  {p.queue_label} {p.queue:,}  "
             f"depth {p.depth}  {p.seconds:.1f} s"
         )
         self.stream.write("\r" + line.ljust(78))

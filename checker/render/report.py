@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from leadercheck.checker.render.context import TraceContext
+from leadercheck.checker.render.coverage import NEVER_HOLDS, coverage_json, coverage_lines
 from leadercheck.checker.render.files import Written
 from leadercheck.checker.render.text import step_count, trace_lines
 from leadercheck.checker.result import (
@@ -39,9 +40,14 @@ def _outcome(r: PropertyResult) -> str:
     length = step_count(len(r.trace))
     if r.trace.loop_from is not None:
         return f"lasso of {length}, looping from step {r.trace.loop_from}"
+    found = ""
+    if r.found_length is not None:  # a sampled search's trace, shortened
+        found = (
+            f" (found with {r.found_length}, shortened)" if r.found_length > len(r.trace) else ""
+        )
     if r.trace_kind == "witness":
-        return f"reached in {length}" if len(r.trace) else "reached in the initial state"
-    return f"{r.trace_kind} of {length}"
+        return f"reached in {length}{found}" if len(r.trace) else "reached in the initial state"
+    return f"{r.trace_kind} of {length}{found}"
 
 
 def written_lines(w: Written) -> list[str]:
@@ -78,16 +84,22 @@ def report_lines(run: Run) -> list[str]:
         f"peak memory {s.peak_memory_bytes / 2**20:.1f} MiB ({result.end.value})",
     ]
     lines += phase_lines(s)
+    coverage = result.coverage
+    if coverage is not None:
+        lines += coverage_lines(coverage)
     if s.exact:
         lines.append("states kept in full (--exact): no fingerprint collision can hide one")
-    else:
+    elif coverage is None or coverage.strategy != "bitstate":  # a bit array keeps none
+        hint = " (--exact keeps full states)" if coverage is None else ""
         lines.append(
             f"fingerprints: 60 bits; estimated chance that a collision hid a state: "
-            f"{s.collision_probability:.1e} (--exact keeps full states)"
+            f"{s.collision_probability:.1e}{hint}"
         )
     lines += [f"note: {note}" for note in result.notes]
     if run.search:
         lines.append(f"search: {run.search}")
+    if result.coverage is not None and result.verdict is Verdict.INCOMPLETE:
+        lines.append(f"note: {NEVER_HOLDS}")
     lines.append(f"verdict: {result.verdict.value}")
     return lines
 
@@ -106,6 +118,8 @@ def json_report(run: Run) -> dict[str, Any]:
         }
         if r.trace is not None:
             entry["trace_length"] = len(r.trace)
+        if r.found_length is not None:
+            entry["found_length"] = r.found_length  # as a sampled search found it
         if r.prop.name in run.written:
             w = run.written[r.prop.name]
             entry["trace_file"] = str(w.paths[0])
@@ -146,6 +160,7 @@ def json_report(run: Run) -> dict[str, Any]:
             ],
         },
         "notes": list(run.result.notes),
+        "coverage": None if run.result.coverage is None else coverage_json(run.result.coverage),
     }
 
 
@@ -155,7 +170,9 @@ def phase_lines(s: Stats) -> list[str]:
     for ph in s.phases:
         judged = ph.name == "fair cycles"
         what = "edges" if judged else "transitions"
-        end = "all judged" if judged and ph.end is EndReason.EXHAUSTED else ph.end.value
+        end = ph.end.value
+        if ph.end is EndReason.EXHAUSTED and ph.name in ("fair cycles", "shorten"):
+            end = "all judged" if judged else "done"
         lines.append(
             f"  {ph.name}: {ph.distinct_states:,} states, {ph.transitions:,} {what}, "
             f"{ph.seconds:.2f} s ({end})"

@@ -22,6 +22,7 @@ from leadercheck.checker.model import Model
 from leadercheck.checker.parallel import EXACT_NEEDS_ONE_PROCESS, POR_NEEDS_ONE_WORKER
 from leadercheck.checker.properties import Property
 from leadercheck.checker.result import CheckResult
+from leadercheck.checker.sampling.options import DEFAULT_SAMPLING, Sampling
 from leadercheck.checker.search import Bounds
 from leadercheck.checker.successors import Reductions
 
@@ -37,6 +38,7 @@ class Request:
     bounds: Bounds
     reductions: Reductions
     workers: int = 1
+    sampling: Sampling = DEFAULT_SAMPLING  # what a sampled strategy is given
 
 
 class Strategy(ABC):
@@ -48,6 +50,9 @@ class Strategy(ABC):
     parallel: ClassVar[bool] = False  # takes --workers K
     remote: ClassVar[bool] = False  # takes --address
     bench_workers: ClassVar[int] = 1  # the --workers `verify bench` gives it
+    # A sampled strategy does not see every state: it finds violations and witnesses but
+    # never shows HOLDS, and takes the sampling options (seed, budgets, bit array).
+    sampled: ClassVar[bool] = False
 
     def check_options(self, workers: int, address: str | None, reductions: Reductions) -> None:
         """Refuse options this strategy cannot honour, before any work."""

@@ -7,7 +7,7 @@ from functools import cache
 from leadercheck.checker import check
 from leadercheck.checker.render.context import TraceContext
 from leadercheck.checker.result import Verdict
-from leadercheck.models.catalogue import lookup
+from leadercheck.models.catalogue import PROTOCOLS, lookup
 from leadercheck.specs import load_expectations
 
 
@@ -25,10 +25,12 @@ def context(protocol: str, prop: str) -> TraceContext:
 
 
 def violated(prop: str) -> list[str]:
-    """The built-in protocols whose `prop` specs/expected.toml expects VIOLATED."""
+    """The built-in protocols whose `prop` specs/expected.toml expects VIOLATED at their
+    defaults (a protocol's own section, not a case at other parameters)."""
     table = load_expectations().table
     return [
         name
         for name, expected in table.items()
-        if any(e.prop == prop and e.verdict is Verdict.VIOLATED for e in expected)
+        if name in PROTOCOLS
+        and any(e.prop == prop and e.verdict is Verdict.VIOLATED for e in expected)
     ]

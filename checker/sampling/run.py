@@ -1,0 +1,370 @@
+"""The coordinator of a sampled search: rounds of work, one verdict per claim, coverage.
+
+One worker runs in this process; a swarm of K forks K workers (ProcessTransport, as the
+partitioned search does) and drives them in rounds: after each round it merges what they
+found, checks the bounds and tells them which claims are decided from where on. A
+search stops at its first violation (the smallest in the workers' common order: walk
+number, or round and worker), when every state claim is decided, or when its budget, a
+bound or Ctrl-C ends it. Then each decision is replayed on the model from its moves,
+shortened (checker/sampling/shorten.py), verified and judged: a violation is VIOLATED, a
+witness proves its `sometimes` claim, and everything else is INCOMPLETE, never HOLDS.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from leadercheck.checker.errors import ModelError
+from leadercheck.checker.guard import check_initial, model_name
+from leadercheck.checker.model import Model
+from leadercheck.checker.parallel import (
+    ProcessTransport,
+    Transport,
+    WorkerSetup,
+    remote_model_error,
+)
+from leadercheck.checker.properties import LIVENESS, Kind, Property
+from leadercheck.checker.result import (
+    CheckResult,
+    Coverage,
+    EndReason,
+    Phase,
+    Progress,
+    PropertyResult,
+    Stats,
+    Verdict,
+)
+from leadercheck.checker.sampling.bits import union_bits, usable_bytes
+from leadercheck.checker.sampling.depth_first import BitstateWorker
+from leadercheck.checker.sampling.options import BITSTATE, SIMULATE, Sampling
+from leadercheck.checker.sampling.report import OrderKey, SampledSetup, WorkerReport
+from leadercheck.checker.sampling.shorten import Shortening, shorten
+from leadercheck.checker.sampling.walks import WalkWorker
+from leadercheck.checker.search import Bounds, peak_memory, resident_memory
+from leadercheck.checker.successors import NO_REDUCTIONS, decides, judge, purpose_of, rebuild_trace
+from leadercheck.checker.trace import Trace
+
+ROUND_SECONDS = 0.3  # a simulation sizes its rounds to about this long
+EXPANSIONS_PER_ROUND = 4096  # a bitstate round, per worker: a count, so runs agree
+LIVENESS_NOT_SAMPLED = (
+    "not judged: a liveness claim needs every state and edge (an exhaustive search)"
+)
+NOT_BEFORE_FIRST = "not decided before the first violation, where the search stops"
+
+
+class InlineTransport(Transport):
+    """One worker in this process: `call` is a method call (no fork, no pipe)."""
+
+    workers = 1
+
+    def __init__(self, factory: Any) -> None:
+        self.factory = factory
+        self.worker: Any = None
+
+    def start(self, setup: WorkerSetup) -> None:
+        self.worker = self.factory(setup, 0)
+
+    def call(self, method: str, args: Sequence[tuple[Any, ...]]) -> list[Any]:
+        return [getattr(self.worker, method)(*args[0])]
+
+    def exchange(
+        self, first: str, args: Sequence[tuple[Any, ...]], stages: Sequence[str]
+    ) -> list[Any]:
+        raise NotImplementedError("a sampled search's workers exchange nothing")
+
+    def stop(self) -> None:
+        pass
+
+
+@dataclass
+class _Merged:
+    """What the workers found so far, as the coordinator keeps it."""
+
+    reports: list[WorkerReport | None]
+    best: dict[str, tuple[OrderKey, tuple[int, ...]]]
+
+    def merge(self, reports: Sequence[WorkerReport]) -> None:
+        self.reports = list(reports)
+        for report in reports:
+            for name, (key, moves) in report.findings.items():
+                if name not in self.best or key < self.best[name][0]:
+                    self.best[name] = (key, moves)
+
+    def total(self, field: str) -> int:
+        return sum(getattr(r, field) for r in self.reports if r is not None)
+
+    def most(self, field: str) -> int:
+        return max((getattr(r, field) for r in self.reports if r is not None), default=0)
+
+
+def check_sampled(
+    model: Model[Any],
+    properties: Sequence[Property],
+    bounds: Bounds,
+    sampling: Sampling,
+    kind: str,
+    workers: int = 1,
+) -> CheckResult:
+    """Search `model` by random walks (`kind` SIMULATE) or bitstate depth-first search
+    (BITSTATE), with `workers` diversified workers (more than one: a swarm)."""
+    return _Run(model, properties, bounds, sampling, kind, workers).run()
+
+
+class _Run:
+    def __init__(
+        self,
+        model: Model[Any],
+        properties: Sequence[Property],
+        bounds: Bounds,
+        sampling: Sampling,
+        kind: str,
+        workers: int,
+    ) -> None:
+        self.model, self.properties, self.bounds = model, tuple(properties), bounds
+        self.sampling, self.kind, self.k = sampling, kind, workers
+        self.claims = tuple(p for p in self.properties if p.kind not in LIVENESS)
+        self.invariant_names = {p.name for p in self.claims if p.kind is Kind.ALWAYS}
+        self.walking = kind == SIMULATE
+        self.start = time.perf_counter()
+        self.initial: list[Any] = []
+        self.merged = _Merged([None] * workers, {})
+        self.distinct: int | None = None  # of the union, once known
+        self.bits_set = 0  # bitstate: bits set in the (union of the) bit arrays
+
+    def run(self) -> CheckResult:
+        try:
+            self.initial = check_initial(self.model)
+        except ModelError:
+            raise
+        except Exception as exc:  # user code
+            raise ModelError(f"model raised {type(exc).__name__} in initial_states: {exc}") from exc
+        factory = WalkWorker if self.walking else BitstateWorker
+        setup = WorkerSetup(
+            self.model,
+            self.claims,
+            NO_REDUCTIONS,
+            self.k,
+            SampledSetup(self.sampling, self.bounds.max_depth),
+        )
+        transport: Transport = (
+            InlineTransport(factory) if self.k == 1 else ProcessTransport(self.k, factory)
+        )
+        try:
+            with transport:
+                transport.start(setup)
+                end = self._rounds(transport)
+                self._count(transport, end)
+        except KeyboardInterrupt:  # while starting or stopping the workers
+            end = EndReason.INTERRUPTED
+        search_seconds = time.perf_counter() - self.start
+        self._raise_failure()
+        return self._results(end, search_seconds)
+
+    # -- the rounds -------------------------------------------------------------
+
+    def _rounds(self, transport: Transport) -> EndReason:
+        budget = self.sampling.time_budget(self.walking)
+        deadline = None if budget is None else time.monotonic() + budget
+        walks_per_round = 4
+        while True:
+            began = time.monotonic()
+            try:
+                if self.walking:
+                    cutoffs = {name: key[0] for name, (key, _) in self.merged.best.items()}
+                    args = (walks_per_round, self.sampling.walks, deadline, cutoffs)
+                    reports = transport.call("round", [args] * self.k)
+                else:
+                    reports = transport.call("round", [(EXPANSIONS_PER_ROUND,)] * self.k)
+            except KeyboardInterrupt:
+                if isinstance(transport, InlineTransport):  # what it has, up to the interrupt
+                    self.merged.merge([transport.worker.report()])
+                return EndReason.INTERRUPTED
+            self.merged.merge(reports)
+            if any(r.failure is not None for r in reports):
+                return EndReason.INTERRUPTED  # _raise_failure reports it
+            self._progress()
+            end = self._stop(reports, deadline)
+            if end is not None:
+                return end
+            elapsed = max(time.monotonic() - began, 1e-3)
+            walks_per_round = max(1, min(100_000, round(walks_per_round * ROUND_SECONDS / elapsed)))
+
+    def _stop(self, reports: Sequence[WorkerReport], deadline: float | None) -> EndReason | None:
+        found = self.merged.best
+        if any(name in self.invariant_names for name in found):
+            return (
+                EndReason.DECIDED if len(found) == len(self.claims) else EndReason.FIRST_VIOLATION
+            )
+        if self.claims and len(found) == len(self.claims):
+            return EndReason.DECIDED
+        max_states, max_memory = self.bounds.max_states, self.bounds.max_memory
+        if max_states is not None and self.merged.total("distinct") >= max_states:
+            return EndReason.MAX_STATES
+        resident = self.merged.total("resident") if self.k > 1 else 0
+        if max_memory is not None and resident + resident_memory() >= max_memory:
+            return EndReason.MAX_MEMORY
+        if all(r.finished for r in reports):
+            if self.walking:
+                return EndReason.BUDGET
+            return EndReason.MAX_DEPTH if any(r.cut for r in reports) else EndReason.HASHED
+        if deadline is not None and time.monotonic() >= deadline:
+            return EndReason.BUDGET
+        return None
+
+    def _progress(self) -> None:
+        if self.bounds.progress is None:
+            return
+        m = self.merged
+        queue, label = (
+            (m.total("walks"), "walks") if self.walking else (m.total("steps"), "expanded")
+        )
+        self.bounds.progress(
+            Progress(
+                m.total("distinct"),
+                m.total("generated"),
+                queue,
+                m.most("deepest"),
+                time.perf_counter() - self.start,
+                label,
+            )
+        )
+
+    def _count(self, transport: Transport, end: EndReason) -> None:
+        """The distinct states of the union of the workers' (a swarm's workers meet some of
+        the same states); unknown after Ctrl-C, when the workers were ended mid-round."""
+        if end is EndReason.INTERRUPTED:
+            return
+        if self.k == 1:
+            self.distinct = self.merged.total("distinct")
+            if not self.walking:
+                self.bits_set = transport.call("set_bits", [()])[0]
+            return
+        if self.walking:
+            union: set[int] = set()
+            for fingerprints in transport.call("fingerprints", [()] * self.k):
+                union.update(fingerprints)
+            self.distinct = len(union)
+        else:
+            self.bits_set = union_bits(transport.call("bit_array", [()] * self.k))
+
+    def _raise_failure(self) -> None:
+        for report in self.merged.reports:
+            if report is not None and report.failure is not None:
+                what, failure, moves = report.failure
+                trace = rebuild_trace(self.model, self.initial, list(moves))
+                raise remote_model_error(failure, trace, what)
+
+    # -- verdicts -------------------------------------------------------------
+
+    def _results(self, end: EndReason, search_seconds: float) -> CheckResult:
+        m = self.merged
+        kept = self._kept(end)
+        shorten_start = time.perf_counter()
+        results: list[PropertyResult] = []
+        shortenings: list[Shortening] = []
+        for prop in self.properties:
+            if prop.kind in LIVENESS:
+                results.append(PropertyResult(prop, Verdict.INCOMPLETE, None, LIVENESS_NOT_SAMPLED))
+                continue
+            if prop.name not in kept:
+                reason = NOT_BEFORE_FIRST if end is EndReason.FIRST_VIOLATION else end.value
+                results.append(PropertyResult(prop, Verdict.INCOMPLETE, None, reason))
+                continue
+            if end is EndReason.INTERRUPTED:  # Ctrl-C: the trace as found, not shortened
+                moves, found = list(kept[prop.name]), len(kept[prop.name]) - 1
+            else:
+                short = shorten(
+                    self.model,
+                    self.initial,
+                    kept[prop.name],
+                    self._decides(prop),
+                    self.sampling.shorten_replays,
+                    self.sampling.shorten_states,
+                )
+                shortenings.append(short)
+                moves, found = short.moves, short.found
+                if short.interrupted:
+                    end = EndReason.INTERRUPTED
+            trace = self._trace(moves, prop)
+            verdict = judge(prop, trace, end, self.model)
+            results.append(PropertyResult(prop, verdict.verdict, trace, verdict.reason, found))
+        shorten_seconds = time.perf_counter() - shorten_start
+        peak = peak_memory() + (m.total("peak") if self.k > 1 else 0)
+        distinct = self.distinct if self.distinct is not None else m.total("distinct")
+        generated = m.total("generated")
+        search = Phase(self.kind, distinct, generated - m.total("walks"), search_seconds, peak, end)
+        phases: tuple[Phase, ...] = ()
+        if shortenings:
+            phases = (
+                search,
+                Phase(
+                    "shorten",
+                    sum(s.explored for s in shortenings),
+                    sum(s.transitions for s in shortenings),
+                    shorten_seconds,
+                    peak_memory(),
+                    EndReason.INTERRUPTED if end is EndReason.INTERRUPTED else EndReason.EXHAUSTED,
+                ),
+            )
+        stats = Stats(
+            distinct_states=distinct,
+            generated_states=generated,
+            transitions=generated - (m.total("walks") if self.walking else len(self.initial)),
+            depth=m.most("deepest"),
+            seconds=search_seconds + shorten_seconds,
+            peak_memory_bytes=peak,
+            phases=phases,
+        )
+        return CheckResult(tuple(results), stats, end, self._notes(end), self._coverage())
+
+    def _kept(self, end: EndReason) -> dict[str, tuple[int, ...]]:
+        """The decisions that count: those no later, in the workers' common order, than the
+        first violation (a worker may run past it before the round ends)."""
+        best = self.merged.best
+        first = min(
+            (key for name, (key, _) in best.items() if name in self.invariant_names), default=None
+        )
+        return {name: moves for name, (key, moves) in best.items() if first is None or key <= first}
+
+    def _decides(self, prop: Property) -> Any:
+        who = model_name(self.model)
+
+        def decided(state: Any) -> bool:
+            try:
+                return decides(prop, state)
+            except Exception as exc:
+                raise ModelError(
+                    f"{who}: {prop.name} raised {type(exc).__name__} while its trace was "
+                    f"shortened: {exc}"
+                ) from exc
+
+        return decided
+
+    def _trace(self, moves: Sequence[int], prop: Property) -> Trace:
+        return rebuild_trace(self.model, self.initial, list(moves), purpose=purpose_of(prop))
+
+    def _notes(self, end: EndReason) -> tuple[str, ...]:
+        notes = []
+        if self.k > 1 and self.distinct is None:
+            notes.append("distinct states summed over the workers (Ctrl-C ended them mid-round)")
+        if end is EndReason.INTERRUPTED and self.merged.best:
+            notes.append("Ctrl-C: traces as found, not shortened")
+        return tuple(notes)
+
+    def _coverage(self) -> Coverage:
+        m, s = self.merged, self.sampling
+        figures = Coverage(
+            SIMULATE if self.walking else BITSTATE,
+            s.seed,
+            self.k,
+            steps=m.total("steps"),
+            deepest=m.most("deepest"),
+        )
+        if self.walking:
+            return replace(figures, walks=m.total("walks"), walk_depth=s.depth)
+        bits = usable_bytes(s.memory) * 8
+        omitted = (self.bits_set / bits) ** s.hashes
+        return replace(figures, bits=bits, hashes=s.hashes, bits_set=self.bits_set, omitted=omitted)

@@ -1,0 +1,21 @@
+"""Random walks from the initial states, alone or as a swarm (checker/sampling/walks.py)."""
+
+from __future__ import annotations
+
+from leadercheck.checker.sampling.options import SIMULATE
+from leadercheck.checker.sampling.strategy import Sampled
+from leadercheck.checker.strategies import register
+
+
+class Simulate(Sampled):
+    name = SIMULATE
+    kind = SIMULATE
+    what = "random walks"
+    swarm_of = "random-walk"
+    summary = (
+        "random walks from the initial states (--seed, --depth, --walks or --time): finds "
+        "violations, never shows HOLDS"
+    )
+
+
+register(Simulate())
