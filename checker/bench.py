@@ -13,6 +13,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -57,6 +58,8 @@ def searches() -> dict[str, tuple[str, ...]]:
     `bench_workers`), alone or with a reduction; the name and the `verify` options it adds."""
     found: dict[str, tuple[str, ...]] = {}
     for engine in iter_strategies():
+        if engine.sampled:  # no state count to compare: `verify bench --sampled` has them
+            continue
         flags: tuple[str, ...] = ("--engine", engine.name)
         if engine.parallel:
             flags += ("--workers", str(engine.bench_workers))
@@ -106,22 +109,28 @@ class BenchRow:
         }
 
 
-def _run(protocol: str, params: Sequence[tuple[str, str]], extra: Sequence[str]) -> dict[str, Any]:
+def run_verify(
+    protocol: str, params: Sequence[tuple[str, str]], extra: Sequence[str]
+) -> dict[str, Any]:
+    """`verify --protocol ... --json` in a fresh process: its JSON, plus `wall_seconds`, the
+    whole command's time (start-up and files included)."""
     with tempfile.TemporaryDirectory(prefix="leadercheck-bench-") as out:
         args = [sys.executable, "-m", "leadercheck.checker.cli", "--protocol", protocol, "--json"]
         args += [a for k, v in params for a in ("-p", f"{k}={v}")]
         args += ["--out", out, *extra]
+        began = time.perf_counter()
         proc = subprocess.run(args, capture_output=True, text=True, check=False)
+        wall = time.perf_counter() - began
     if proc.returncode not in (0, 1, 3):
         raise LeadercheckError(f"benchmark {protocol} failed: {proc.stderr.strip()[:300]}")
     doc: dict[str, Any] = json.loads(proc.stdout)
-    return doc
+    return doc | {"wall_seconds": wall}
 
 
 def run_case(case: BenchCase, repeat: int, search: str = PLAIN) -> BenchRow:
     flags = searches()[search]
-    runs = [_run(case.protocol, case.params, flags) for _ in range(repeat)]
-    baseline = _run(case.protocol, case.params, [*flags, "--max-states", "1"])
+    runs = [run_verify(case.protocol, case.params, flags) for _ in range(repeat)]
+    baseline = run_verify(case.protocol, case.params, [*flags, "--max-states", "1"])
     stats = runs[0]["stats"]
     peak = max(r["stats"]["peak_memory_bytes"] for r in runs)
     return BenchRow(

@@ -1390,6 +1390,19 @@ def message_cost_command(ctx: click.Context, plot: Path | None) -> None:
     f"alone or +symmetry or +por (repeatable; default {', '.join(DEFAULT_SEARCHES)}).",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object, for tracking over time.")
+@click.option(
+    "--sampled",
+    is_flag=True,
+    help="Measure the sampled strategies instead: time to a five-node violation (simulate "
+    "against a swarm of 2), shortened against shortest traces, bitstate's coverage.",
+)
+@click.option(
+    "--seeds",
+    type=click.IntRange(1, 50),
+    default=5,
+    show_default=True,
+    help="With --sampled: seeds 1..N per protocol and search.",
+)
 @click.pass_context
 def bench_command(
     ctx: click.Context,
@@ -1398,8 +1411,20 @@ def bench_command(
     only: str | None,
     searches: tuple[str, ...],
     as_json: bool,
+    sampled: bool,
+    seeds: int,
 ) -> None:
     """Time the benchmark models (../shared/benchmarks), each run in a fresh process."""
+    if sampled:
+        if only is not None or searches:
+            _fail(
+                LeadercheckError(
+                    "--sampled runs its own models and searches: drop --only/--search"
+                ),
+                False,
+            )
+            ctx.exit(USAGE_ERROR)
+        ctx.exit(_bench_sampled(seeds, large, as_json))
     cases = [c for c in CASES if (large or not c.large) and (only is None or c.protocol == only)]
     searches = searches or DEFAULT_SEARCHES
     try:
@@ -1421,6 +1446,30 @@ def bench_command(
         click.echo(json.dumps({"repeat": repeat, "benchmarks": [r.to_json() for r in rows]}))
     else:
         click.echo("\n".join(bench_lines(rows)))
+
+
+def _bench_sampled(seeds: int, large: bool, as_json: bool) -> int:
+    from leadercheck.checker import bench_sampled as b  # noqa: PLC0415 (only when asked for)
+
+    numbers = list(range(1, seeds + 1))
+    try:
+        finds = b.time_to_violation(numbers)
+        shorts = b.shortening(numbers)
+        coverage = b.bitstate_coverage(large)
+    except LeadercheckError as exc:
+        _fail(exc, False)
+        return USAGE_ERROR
+    if as_json:
+        doc = {
+            "seeds": numbers,
+            "time_to_violation": [r.to_json() for r in finds],
+            "shortening": [r.to_json() for r in shorts],
+            "bitstate": coverage.to_json(),
+        }
+        click.echo(json.dumps(doc))
+    else:
+        click.echo("\n".join(b.sampled_lines(finds, shorts, coverage)))
+    return 0
 
 
 if __name__ == "__main__":

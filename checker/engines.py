@@ -57,14 +57,7 @@ class EngineOptions:
             raise LeadercheckError(f"--workers must be at least 1, got {self.workers}")
         strategy = self.strategy
         strategy.check_options(self.workers, self.address, self.reductions)
-        if strategy.sampled and strategy.name == "bitstate" and self.max_memory is not None:
-            arrays = self.sampling.memory * self.workers
-            if arrays >= self.max_memory:
-                each = f"{self.workers} x " if self.workers > 1 else ""
-                raise LeadercheckError(
-                    f"--memory: {each}{self.sampling.memory:,} bytes of bit array do not fit "
-                    f"under --max-memory ({self.max_memory:,} bytes)"
-                )
+        strategy.check_sampling(self.sampling, self.workers, self.max_memory)
 
     @property
     def strategy(self) -> Strategy:

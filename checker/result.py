@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-import math
 from dataclasses import dataclass
 
 from leadercheck.checker.properties import Kind, Property
@@ -118,14 +117,7 @@ class Coverage:
     # bitstate: the estimated chance, at the end, that a new state looked visited (an
     # upper estimate of the fraction of states the collisions skipped)
     omitted: float = 0.0
-
-    @property
-    def estimated_states(self) -> int:
-        """Bitstate: the distinct states that the bits set imply, n = -(m/k) ln(1 - X/m)
-        (Swamidass and Baldi), a check on the count; 0 for simulation."""
-        if not self.bits or not self.hashes or self.bits_set >= self.bits:
-            return 0
-        return round(-(self.bits / self.hashes) * math.log1p(-self.bits_set / self.bits))
+    implied: int = 0  # bitstate: the distinct states the bits set imply (a check on the count)
 
 
 @dataclass(frozen=True)

@@ -49,3 +49,28 @@ def test_bench_reports_the_reduction_factor_of_symmetry(monkeypatch: pytest.Monk
 def test_bench_of_an_unknown_model_is_a_usage_error() -> None:
     result = CliRunner().invoke(main, ["bench", "--only", "nothing"])
     assert result.exit_code == 2 and "no benchmark of model 'nothing'" in result.stderr
+
+
+@pytest.mark.slow  # a dozen short runs in fresh processes; CI runs it
+def test_bench_of_the_sampled_strategies_on_small_stand_ins(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("leadercheck.checker.bench_sampled.FIND_AT", (("raft-no-quorum", 4),))
+    monkeypatch.setattr("leadercheck.checker.bench_sampled.SHORTEST_AT", (("raft-no-quorum", 3),))
+    small = (("N", "3"), ("NC", "3"), ("MaxTerm", "2"))
+    monkeypatch.setattr("leadercheck.checker.bench_sampled.BITSTATE_SIZES", {False: small})
+    result = CliRunner().invoke(main, ["bench", "--sampled", "--seeds", "2", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    found = {(r["protocol"], r["search"]): r for r in doc["time_to_violation"]}
+    assert set(found) == {("raft-no-quorum", "simulate"), ("raft-no-quorum", "swarm of 2")}
+    assert all(len(r["seconds"]) + r["missed"] == 2 for r in found.values())
+    for row in doc["shortening"]:  # within 2 steps of the shortest: the goal
+        assert row["shortest"] <= row["shortened"] <= min(row["found"], row["shortest"] + 2)
+    assert doc["bitstate"]["exhaustive_states"] == doc["bitstate"]["bitstate_states"] == 1588
+
+
+def test_bench_sampled_runs_its_own_models() -> None:
+    result = CliRunner().invoke(main, ["bench", "--sampled", "--only", "raft-election"])
+    assert result.exit_code == 2
+    assert "--sampled runs its own models and searches" in result.output

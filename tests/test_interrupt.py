@@ -48,6 +48,9 @@ def _interrupted_in(phase: str) -> str:
     hook = {
         "search": "leadercheck.checker.search.FairnessGraph.visit",
         "fair cycles": "leadercheck.checker.fair_cycles.Judge.judge",
+        "walks": "leadercheck.checker.sampling.walks.WalkWorker._walk",
+        "bitstate": "leadercheck.checker.sampling.depth_first.BitstateWorker._arrived",
+        "shorten": "leadercheck.checker.sampling.shorten.replay_labels",
     }[phase]
     module, _, attr = hook.rpartition(".")
     owner, _, cls = module.rpartition(".")
@@ -112,3 +115,38 @@ def test_ctrl_c_stops_the_gate(tmp_path: Path) -> None:
     assert "interrupted during " in done.stderr and "nothing written" in done.stderr
     assert "gate:" not in done.stdout  # it stops: no verdict on the rest
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("phase", "args"),
+    [
+        ("walks", ["--protocol", "lease-fencing", "--strategy", "simulate", "--time", "60"]),
+        ("bitstate", ["--protocol", "lease-fencing", "--nodes", "4", "--strategy", "bitstate"]),
+    ],
+)
+def test_ctrl_c_in_a_sampled_search(phase: str, args: list[str], tmp_path: Path) -> None:
+    done = _run(_script(phase, *args, "--out", str(tmp_path)), tmp_path)
+    assert done.returncode == 3, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "(interrupted)" in done.stdout and "verdict: INCOMPLETE" in done.stdout
+    assert f"{'simulation' if phase == 'walks' else 'bitstate'}: seed 1" in done.stdout
+
+
+def test_ctrl_c_while_shortening_keeps_the_violation_as_found(tmp_path: Path) -> None:
+    script = _interrupted_in("shorten").replace("== 50", "== 3")
+    args = ["--protocol", "raft-volatile-vote", "--nodes", "5", "--strategy", "simulate"]
+    done = _run([sys.executable, "-c", script, *args, "--out", str(tmp_path)], tmp_path)
+    assert done.returncode == 3, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "single-leader   VIOLATED    counterexample of " in done.stdout
+    assert "shorten: " in done.stdout and "(interrupted)" in done.stdout
+    assert (tmp_path / "raft-volatile-vote.json").exists()  # a real trace, written
+
+
+def test_ctrl_c_stops_a_swarm_and_its_workers(tmp_path: Path) -> None:
+    args = [*VERIFY, "--protocol", "lease-fencing", "--swarm", "2", "--time", "60"]
+    done = _run([*args, "--out", str(tmp_path)], tmp_path, after=3.0)
+    assert done.returncode == 3, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "a swarm of 2 diversified workers" in done.stdout
+    assert "verdict: INCOMPLETE" in done.stdout

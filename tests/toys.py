@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from leadercheck.checker import Action, Model
+from leadercheck.checker import Action, Model, always
 from leadercheck.checker.model import FAULT, STEP
+from leadercheck.checker.properties import Property
 
 
 class Counter(Model[int]):
@@ -117,3 +118,38 @@ class Labelled(Model[int]):
         for target, actor in self.edges.get(state, ()):
             kind = FAULT if actor in self.unfair else STEP  # declared: a fault is never forced
             yield Action(f"to{target}", actor, kind=kind), target
+
+
+class DeepLock(Model[tuple[int, tuple[int, ...]]]):
+    """A lock deep in a wide space: `dials` ten-position dials, and a lock that turns once
+    more whenever dial 0 shows the number of turns so far (mod 10); it opens at `depth`.
+
+    Each dial may be turned one position at any time, so there are about
+    (depth + 1) * 10 ** dials states: far too many to search breadth first with six
+    dials, and most steps lead nowhere. The shortest trace to the open lock alternates
+    turns of the lock and of dial 0: 2 * depth - 1 steps.
+    """
+
+    def __init__(self, depth: int, dials: int) -> None:
+        self.depth, self.dials = depth, dials
+
+    def initial_states(self) -> Sequence[tuple[int, tuple[int, ...]]]:
+        return [(0, (0,) * self.dials)]
+
+    def successors(
+        self, state: tuple[int, tuple[int, ...]]
+    ) -> Iterable[tuple[Action, tuple[int, tuple[int, ...]]]]:
+        turns, dials = state
+        for i in range(self.dials):
+            turned = dials[:i] + ((dials[i] + 1) % 10,) + dials[i + 1 :]
+            yield Action("turn", f"dial{i + 1}", None, f"to {turned[i]}"), (turns, turned)
+        if turns < self.depth and dials[0] == turns % 10:
+            yield Action("turn", "lock", None, f"to {turns + 1}"), (turns + 1, dials)
+
+    def summary(self, state: tuple[int, tuple[int, ...]]) -> Mapping[str, str]:
+        return {"lock": str(state[0]), "dials": "".join(map(str, state[1]))}
+
+
+def lock_closed(depth: int) -> Property:
+    """The invariant a DeepLock breaks when it opens."""
+    return always("lock-closed", lambda state: state[0] < depth)

@@ -20,7 +20,7 @@ def coverage_lines(c: Coverage) -> list[str]:
     return [
         f"bitstate: seed {c.seed}{swarm}; a bit array of {_size(c.bits // 8)}{each} "
         f"(2^{c.bits.bit_length() - 1} bits, {c.hashes} per state): {whose}{' ' * bool(whose)}"
-        f"{c.bits_set:,} bits set ({share:.2%}), which imply {c.estimated_states:,} states",
+        f"{c.bits_set:,} bits set ({share:.2%}), which imply {c.implied:,} states",
         f"estimated share of states a collision may have skipped: at most {c.omitted:.1e} "
         "(the chance that a state met at the end looked visited; a state reachable only "
         "through a skipped one is skipped too)",
@@ -42,7 +42,7 @@ def coverage_json(c: Coverage) -> dict[str, Any]:
             "bits": c.bits,
             "hashes": c.hashes,
             "bits_set": c.bits_set,
-            "estimated_states": c.estimated_states,
+            "estimated_states": c.implied,
             "estimated_omitted_share": float(f"{c.omitted:.3g}"),
         }
     return doc | {"steps": c.steps, "deepest": c.deepest}

@@ -53,7 +53,7 @@ def summary_lines(report: GateReport) -> list[str]:
     cases = len(report.outcomes)
     props = sum(len(o.rows) for o in report.outcomes)
     if report.passed:
-        return ["", f"gate: PASS ({cases} protocols, {props} verdicts as expected)"]
+        return ["", f"gate: PASS ({cases} cases, {props} verdicts as expected)"]
     findings = report.findings
     lines = ["", f"gate: FAIL ({len(findings)} difference{'s' if len(findings) != 1 else ''})"]
     lines += [f"  {f}" for f in findings]

@@ -579,7 +579,7 @@ def overview_html(report: GateReport, pages: Mapping[str, Mapping[str, str]]) ->
     cases = len(report.outcomes)
     props = sum(len(o.rows) for o in report.outcomes)
     if report.passed:
-        verdict = f"PASS: {cases} protocols, {props} verdicts as expected"
+        verdict = f"PASS: {cases} cases, {props} verdicts as expected"
         findings = ""
     else:
         n = len(report.findings)

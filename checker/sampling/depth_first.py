@@ -104,6 +104,7 @@ class BitstateWorker:
             deepest=self.deepest,
             finished=self.finished,
             cut=self.cut,
+            bits_set=self.bits.set_bits,
             failure=self.failure,
             resident=resident_memory(),
             peak=peak_memory(),
@@ -112,9 +113,6 @@ class BitstateWorker:
     def bit_array(self) -> bytes:
         """The bits, for the coordinator's union of a swarm's arrays."""
         return bytes(self.bits.data)
-
-    def set_bits(self) -> int:
-        return self.bits.set_bits
 
     # -- the stack ------------------------------------------------------------
 

@@ -33,6 +33,7 @@ class WorkerReport(NamedTuple):
     deepest: int  # the most steps from an initial state it reached
     finished: bool  # it has nothing more to do (its walks or its search are done)
     cut: bool  # a depth bound kept a state unexpanded (bitstate)
+    bits_set: int  # bits set in its bit array (bitstate)
     failure: tuple[str, Failure, Moves] | None  # what raised, how, and where
     resident: int  # bytes, now
     peak: int  # bytes, at most so far

@@ -37,7 +37,7 @@ from leadercheck.checker.result import (
     Stats,
     Verdict,
 )
-from leadercheck.checker.sampling.bits import union_bits, usable_bytes
+from leadercheck.checker.sampling.bits import implied_states, union_bits, usable_bytes
 from leadercheck.checker.sampling.depth_first import BitstateWorker
 from leadercheck.checker.sampling.options import BITSTATE, SIMULATE, Sampling
 from leadercheck.checker.sampling.report import OrderKey, SampledSetup, WorkerReport
@@ -233,14 +233,14 @@ class _Run:
         )
 
     def _count(self, transport: Transport, end: EndReason) -> None:
-        """The distinct states of the union of the workers' (a swarm's workers meet some of
-        the same states); unknown after Ctrl-C, when the workers were ended mid-round."""
-        if end is EndReason.INTERRUPTED:
-            return
+        """The distinct states (simulation) or bits set (bitstate) of the union of the
+        workers' (a swarm's workers meet some of the same states). After Ctrl-C a swarm's
+        workers are gone: then the sums of their last reports stand in (a note says so)."""
+        self.bits_set = self.merged.total("bits_set")
         if self.k == 1:
             self.distinct = self.merged.total("distinct")
-            if not self.walking:
-                self.bits_set = transport.call("set_bits", [()])[0]
+            return
+        if end is EndReason.INTERRUPTED:
             return
         if self.walking:
             union: set[int] = set()
@@ -249,6 +249,8 @@ class _Run:
             self.distinct = len(union)
         else:
             self.bits_set = union_bits(transport.call("bit_array", [()] * self.k))
+            bits = usable_bytes(self.sampling.memory) * 8
+            self.distinct = implied_states(bits, self.bits_set, self.sampling.hashes)
 
     def _raise_failure(self) -> None:
         for report in self.merged.reports:
@@ -259,9 +261,12 @@ class _Run:
 
     # -- verdicts -------------------------------------------------------------
 
-    def _results(self, end: EndReason, search_seconds: float) -> CheckResult:
+    def _results(self, searched: EndReason, search_seconds: float) -> CheckResult:
+        """Each claim's verdict: a decision replayed, shortened (unless Ctrl-C came first)
+        and verified; the rest INCOMPLETE, with why. `searched` is why the search ended."""
         m = self.merged
-        kept = self._kept(end)
+        kept = self._kept()
+        interrupted = searched is EndReason.INTERRUPTED
         shorten_start = time.perf_counter()
         results: list[PropertyResult] = []
         shortenings: list[Shortening] = []
@@ -270,57 +275,57 @@ class _Run:
                 results.append(PropertyResult(prop, Verdict.INCOMPLETE, None, LIVENESS_NOT_SAMPLED))
                 continue
             if prop.name not in kept:
-                reason = NOT_BEFORE_FIRST if end is EndReason.FIRST_VIOLATION else end.value
-                results.append(PropertyResult(prop, Verdict.INCOMPLETE, None, reason))
+                why = NOT_BEFORE_FIRST if searched is EndReason.FIRST_VIOLATION else searched.value
+                results.append(PropertyResult(prop, Verdict.INCOMPLETE, None, why))
                 continue
-            if end is EndReason.INTERRUPTED:  # Ctrl-C: the trace as found, not shortened
-                moves, found = list(kept[prop.name]), len(kept[prop.name]) - 1
-            else:
+            moves = list(kept[prop.name])
+            found = len(moves) - 1
+            if not interrupted:  # after Ctrl-C, the trace as found
                 short = shorten(
                     self.model,
                     self.initial,
-                    kept[prop.name],
+                    moves,
                     self._decides(prop),
                     self.sampling.shorten_replays,
                     self.sampling.shorten_states,
                 )
                 shortenings.append(short)
-                moves, found = short.moves, short.found
-                if short.interrupted:
-                    end = EndReason.INTERRUPTED
+                moves, interrupted = short.moves, short.interrupted
             trace = self._trace(moves, prop)
-            verdict = judge(prop, trace, end, self.model)
-            results.append(PropertyResult(prop, verdict.verdict, trace, verdict.reason, found))
+            judged = judge(prop, trace, searched, self.model)
+            results.append(PropertyResult(prop, judged.verdict, trace, judged.reason, found))
         shorten_seconds = time.perf_counter() - shorten_start
         peak = peak_memory() + (m.total("peak") if self.k > 1 else 0)
         distinct = self.distinct if self.distinct is not None else m.total("distinct")
         generated = m.total("generated")
-        search = Phase(self.kind, distinct, generated - m.total("walks"), search_seconds, peak, end)
+        starts = m.total("walks") if self.walking else len(self.initial)
         phases: tuple[Phase, ...] = ()
         if shortenings:
+            shortened = EndReason.INTERRUPTED if interrupted else EndReason.EXHAUSTED
             phases = (
-                search,
+                Phase(self.kind, distinct, generated - starts, search_seconds, peak, searched),
                 Phase(
                     "shorten",
                     sum(s.explored for s in shortenings),
                     sum(s.transitions for s in shortenings),
                     shorten_seconds,
                     peak_memory(),
-                    EndReason.INTERRUPTED if end is EndReason.INTERRUPTED else EndReason.EXHAUSTED,
+                    shortened,
                 ),
             )
         stats = Stats(
             distinct_states=distinct,
             generated_states=generated,
-            transitions=generated - (m.total("walks") if self.walking else len(self.initial)),
+            transitions=generated - starts,
             depth=m.most("deepest"),
             seconds=search_seconds + shorten_seconds,
             peak_memory_bytes=peak,
             phases=phases,
         )
+        end = EndReason.INTERRUPTED if interrupted else searched
         return CheckResult(tuple(results), stats, end, self._notes(end), self._coverage())
 
-    def _kept(self, end: EndReason) -> dict[str, tuple[int, ...]]:
+    def _kept(self) -> dict[str, tuple[int, ...]]:
         """The decisions that count: those no later, in the workers' common order, than the
         first violation (a worker may run past it before the round ends)."""
         best = self.merged.best
@@ -349,9 +354,17 @@ class _Run:
     def _notes(self, end: EndReason) -> tuple[str, ...]:
         notes = []
         if self.k > 1 and self.distinct is None:
-            notes.append("distinct states summed over the workers (Ctrl-C ended them mid-round)")
+            notes.append(
+                "distinct states and bits set summed over the workers, some met by several "
+                "(Ctrl-C ended them mid-round)"
+            )
+        if self.k > 1 and not self.walking and self.distinct is not None:
+            notes.append(
+                "distinct states: those the union of the workers' bit arrays implies (each "
+                "worker counts its own)"
+            )
         if end is EndReason.INTERRUPTED and self.merged.best:
-            notes.append("Ctrl-C: traces as found, not shortened")
+            notes.append("Ctrl-C: traces as found, or shortened only in part")
         return tuple(notes)
 
     def _coverage(self) -> Coverage:
@@ -366,5 +379,11 @@ class _Run:
         if self.walking:
             return replace(figures, walks=m.total("walks"), walk_depth=s.depth)
         bits = usable_bytes(s.memory) * 8
-        omitted = (self.bits_set / bits) ** s.hashes
-        return replace(figures, bits=bits, hashes=s.hashes, bits_set=self.bits_set, omitted=omitted)
+        return replace(
+            figures,
+            bits=bits,
+            hashes=s.hashes,
+            bits_set=self.bits_set,
+            omitted=(self.bits_set / bits) ** s.hashes,
+            implied=implied_states(bits, self.bits_set, s.hashes),
+        )

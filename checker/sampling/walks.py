@@ -115,6 +115,7 @@ class WalkWorker:
             deepest=self.deepest,
             finished=self.stopped or self.exhausted,
             cut=False,
+            bits_set=0,
             failure=self.failure,
             resident=resident_memory(),
             peak=peak_memory(),

@@ -70,6 +70,11 @@ class Strategy(ABC):
         if reductions.exact and self.parallel:
             raise LeadercheckError(EXACT_NEEDS_ONE_PROCESS)
 
+    def check_sampling(self, sampling: Sampling, workers: int, max_memory: int | None) -> None:
+        """Refuse sampling options this strategy cannot honour (the sampled ones' budgets;
+        the exhaustive ones ignore them: the command line refuses them there)."""
+        return None
+
     @contextmanager
     def session(self, workers: int, address: str | None) -> Iterator[Any]:
         """What every search of one command shares (by default nothing)."""

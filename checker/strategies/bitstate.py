@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from leadercheck.checker.sampling.options import BITSTATE
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.sampling.bits import usable_bytes
+from leadercheck.checker.sampling.options import BITSTATE, Sampling
 from leadercheck.checker.sampling.strategy import Sampled
 from leadercheck.checker.strategies import register
 
@@ -16,6 +18,16 @@ class Bitstate(Sampled):
         "depth first over a Bloom filter of --memory bytes, as Spin's supertrace: never "
         "shows HOLDS, says what collisions may have skipped"
     )
+
+    def check_sampling(self, sampling: Sampling, workers: int, max_memory: int | None) -> None:
+        """Every worker holds a bit array: together they must fit under the memory bound."""
+        arrays = usable_bytes(sampling.memory) * workers
+        if max_memory is not None and arrays >= max_memory:
+            each = f"{workers} x " if workers > 1 else ""
+            raise LeadercheckError(
+                f"--memory: {each}{usable_bytes(sampling.memory):,} bytes of bit array do not "
+                f"fit under --max-memory ({max_memory:,} bytes)"
+            )
 
 
 register(Bitstate())

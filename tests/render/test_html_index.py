@@ -76,7 +76,7 @@ def test_the_index_links_every_violated_property_and_shows_states(
         "bully-flapping": ("expected", "violated as expected"),
         "lease-timing": ("holds", "holds as expected"),
     }
-    assert 'gate <span class="pass">PASS: 2 protocols, 5 verdicts as expected</span>' in page
+    assert 'gate <span class="pass">PASS: 2 cases, 5 verdicts as expected</span>' in page
     links = re.findall(r'<a href="([^"#]+)">([^<]*)</a>', page)
     assert links == [
         ("bully-flapping.html", "lasso of 18 steps"),
