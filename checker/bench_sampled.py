@@ -26,7 +26,7 @@ SEARCHES = (("simulate", ("--strategy", "simulate")), ("swarm of 2", ("--swarm",
 SHORTEST_AT = (("raft-no-quorum", 4), ("raft-volatile-vote", 4), ("raft-no-quorum", 5))
 BITSTATE_SIZES = {
     False: (("N", "4"), ("NC", "4"), ("MaxTerm", "2")),
-    True: (("N", "4"), ("NC", "4"), ("MaxTerm", "3")),  # --large: the largest that finishes here
+    True: (("N", "5"), ("NC", "3"), ("MaxTerm", "2")),  # --large: the largest that finishes here
 }
 TIME_LIMIT = "60"  # seconds a five-node search may take (the goal)
 

@@ -566,9 +566,24 @@ class ProcessTransport(Transport):
     def _send_all(
         self, kind: str, method: str, args: Sequence[tuple[Any, ...]], stages: tuple[str, ...]
     ) -> list[Any]:
+        self.post(method, args, kind, stages)
+        return self.collect()
+
+    def post(
+        self,
+        method: str,
+        args: Sequence[tuple[Any, ...]],
+        kind: str = "call",
+        stages: tuple[str, ...] = (),
+    ) -> None:
+        """Send worker i `method(*args[i])` without waiting (`collect` gets the replies), so
+        the caller may work meanwhile."""
         self.busy = True  # until every reply is in: if not, `stop` must not wait for them
         for conn, a in zip(self.conns, args, strict=True):
             conn.send((kind, method, a, stages))
+
+    def collect(self) -> list[Any]:
+        """The replies to what `post` sent, in worker order; a worker's error is raised."""
         replies = [self._receive(i) for i in range(len(self.conns))]
         self.busy = False
         failures = [value for tag, value in replies if tag == "raise"]

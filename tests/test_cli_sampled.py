@@ -32,6 +32,9 @@ def test_simulation_reports_a_shortened_violation_and_its_coverage(tmp_path: Pat
     assert "verdict: VIOLATED" in out
     written = sorted(p.name for p in tmp_path.iterdir())
     assert "raft-no-quorum.json" in written
+    trace = json.loads((tmp_path / "raft-no-quorum.json").read_text())
+    assert trace["found_by"]["strategy"] == "simulate" and trace["found_by"]["seed"] == 1
+    assert trace["found_by"]["found_length"] >= trace["length"]  # how to find it again
     replayed = verify("replay", str(tmp_path / "raft-no-quorum.json"))
     assert replayed.exit_code == 0, replayed.stdout
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from leadercheck.checker.result import PropertyResult
+from leadercheck.checker.result import Coverage, PropertyResult
 from leadercheck.checker.trace import Trace
 
 
@@ -16,6 +16,7 @@ class TraceContext:
     outcome: PropertyResult
     title: str = ""  # replaces the headline (a counterexample to induction is no search trace)
     model: str | None = None  # the user's module (--model) that defines the protocol
+    coverage: Coverage | None = None  # the sampled search that found the trace, if one did
 
     @property
     def trace(self) -> Trace:

@@ -117,7 +117,7 @@ def write_counterexamples(
     stats = result.stats if html else None
     written = {}
     for prop, file_stem in file_stems(stem or name, result).items():
-        ctx = TraceContext(name, values, result.result(prop), model=model)
+        ctx = TraceContext(name, values, result.result(prop), model=model, coverage=result.coverage)
         drawn = state_graph_dot(graph, ctx) if graph is not None else None
         written[prop] = write_trace_files(out, file_stem, ctx, stats, drawn)
     return written

@@ -133,6 +133,14 @@ def trace_to_html(
         if stats is not None
         else "read from a trace file"
     )
+    c = ctx.coverage
+    if c is not None:  # a sampled search: the trace is not the shortest, nor the search whole
+        search = "random walks" if c.strategy == "simulate" else "a bitstate search"
+        swarm = f", {c.workers} workers" if c.workers > 1 else ""
+        facts += (
+            f"; found by {search} (seed {c.seed}{swarm}) in {ctx.outcome.found_length} steps, "
+            "shortened"
+        )
     last = len(ctx.trace)
     return _fill(
         _PAGE,

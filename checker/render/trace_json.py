@@ -49,6 +49,13 @@ def trace_to_json(ctx: TraceContext) -> str:
     }
     if ctx.model is not None:
         doc["model"] = ctx.model  # `verify replay` loads it again
+    if ctx.coverage is not None:  # how to find it again: the same strategy, seed and workers
+        doc["found_by"] = {
+            "strategy": ctx.coverage.strategy,
+            "seed": ctx.coverage.seed,
+            "workers": ctx.coverage.workers,
+            "found_length": ctx.outcome.found_length,
+        }
     if ctx.trace.loop_from is not None:
         doc["loop_from"] = ctx.trace.loop_from  # a lasso: steps after it repeat forever
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"

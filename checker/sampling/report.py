@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from leadercheck.checker.parallel import Failure
 from leadercheck.checker.sampling.options import Sampling
@@ -12,6 +12,7 @@ from leadercheck.checker.sampling.options import Sampling
 # simulation, (round, worker) for a bitstate search. The smallest wins.
 OrderKey = tuple[int, ...]
 Moves = tuple[int, ...]  # the initial state's position, then each step's successor position
+NO_VIOLATION = (1 << 63) - 1  # the first violating walk's number, while there is none
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,9 @@ class SampledSetup:
 
     sampling: Sampling
     max_depth: int | None = None  # bitstate: expand no state this many steps deep
+    # simulation: the number of the first walk known to break an invariant, shared by a
+    # swarm's processes (a multiprocessing Value), so that none runs walks past it
+    first_violation: Any = None
 
 
 class WorkerReport(NamedTuple):

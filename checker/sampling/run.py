@@ -12,6 +12,7 @@ witness proves its `sometimes` claim, and everything else is INCOMPLETE, never H
 
 from __future__ import annotations
 
+import multiprocessing
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -40,7 +41,7 @@ from leadercheck.checker.result import (
 from leadercheck.checker.sampling.bits import implied_states, union_bits, usable_bytes
 from leadercheck.checker.sampling.depth_first import BitstateWorker
 from leadercheck.checker.sampling.options import BITSTATE, SIMULATE, Sampling
-from leadercheck.checker.sampling.report import OrderKey, SampledSetup, WorkerReport
+from leadercheck.checker.sampling.report import NO_VIOLATION, OrderKey, SampledSetup, WorkerReport
 from leadercheck.checker.sampling.shorten import Shortening, shorten
 from leadercheck.checker.sampling.walks import WalkWorker
 from leadercheck.checker.search import Bounds, peak_memory, resident_memory
@@ -55,20 +56,27 @@ LIVENESS_NOT_SAMPLED = (
 NOT_BEFORE_FIRST = "not decided before the first violation, where the search stops"
 
 
-class InlineTransport(Transport):
-    """One worker in this process: `call` is a method call (no fork, no pipe)."""
+class SwarmTransport(Transport):
+    """Worker 0 in this process, workers 1..K-1 forked (ProcessTransport): a round is sent
+    to the others, run here meanwhile, then their replies are collected. So a lone search
+    forks nothing, and a swarm is searching before its processes are up."""
 
-    workers = 1
-
-    def __init__(self, factory: Any) -> None:
+    def __init__(self, workers: int, factory: Any) -> None:
+        self.workers = workers
         self.factory = factory
         self.worker: Any = None
+        self.others = ProcessTransport(workers - 1, lambda setup, i: factory(setup, i + 1))
 
     def start(self, setup: WorkerSetup) -> None:
+        if self.workers > 1:
+            self.others.start(setup)  # fork first: worker 0's bit array is not copied
         self.worker = self.factory(setup, 0)
 
     def call(self, method: str, args: Sequence[tuple[Any, ...]]) -> list[Any]:
-        return [getattr(self.worker, method)(*args[0])]
+        if self.workers > 1:
+            self.others.post(method, args[1:])
+        mine = getattr(self.worker, method)(*args[0])
+        return [mine, *(self.others.collect() if self.workers > 1 else [])]
 
     def exchange(
         self, first: str, args: Sequence[tuple[Any, ...]], stages: Sequence[str]
@@ -76,7 +84,7 @@ class InlineTransport(Transport):
         raise NotImplementedError("a sampled search's workers exchange nothing")
 
     def stop(self) -> None:
-        pass
+        self.others.stop()
 
 
 @dataclass
@@ -86,9 +94,11 @@ class _Merged:
     reports: list[WorkerReport | None]
     best: dict[str, tuple[OrderKey, tuple[int, ...]]]
 
-    def merge(self, reports: Sequence[WorkerReport]) -> None:
+    def merge(self, reports: Sequence[WorkerReport | None]) -> None:
         self.reports = list(reports)
         for report in reports:
+            if report is None:
+                continue
             for name, (key, moves) in report.findings.items():
                 if name not in self.best or key < self.best[name][0]:
                     self.best[name] = (key, moves)
@@ -142,16 +152,15 @@ class _Run:
         except Exception as exc:  # user code
             raise ModelError(f"model raised {type(exc).__name__} in initial_states: {exc}") from exc
         factory = WalkWorker if self.walking else BitstateWorker
+        first = multiprocessing.get_context("fork").Value("q", NO_VIOLATION)
         setup = WorkerSetup(
             self.model,
             self.claims,
             NO_REDUCTIONS,
             self.k,
-            SampledSetup(self.sampling, self.bounds.max_depth),
+            SampledSetup(self.sampling, self.bounds.max_depth, first),
         )
-        transport: Transport = (
-            InlineTransport(factory) if self.k == 1 else ProcessTransport(self.k, factory)
-        )
+        transport = SwarmTransport(self.k, factory)
         try:
             with transport:
                 transport.start(setup)
@@ -165,7 +174,7 @@ class _Run:
 
     # -- the rounds -------------------------------------------------------------
 
-    def _rounds(self, transport: Transport) -> EndReason:
+    def _rounds(self, transport: SwarmTransport) -> EndReason:
         budget = self.sampling.time_budget(self.walking)
         deadline = None if budget is None else time.monotonic() + budget
         walks_per_round = 4
@@ -178,9 +187,9 @@ class _Run:
                     reports = transport.call("round", [args] * self.k)
                 else:
                     reports = transport.call("round", [(EXPANSIONS_PER_ROUND,)] * self.k)
-            except KeyboardInterrupt:
-                if isinstance(transport, InlineTransport):  # what it has, up to the interrupt
-                    self.merged.merge([transport.worker.report()])
+            except KeyboardInterrupt:  # worker 0's figures up to now, the others' last ones
+                if transport.worker is not None:
+                    self.merged.merge([transport.worker.report(), *self.merged.reports[1:]])
                 return EndReason.INTERRUPTED
             self.merged.merge(reports)
             if any(r.failure is not None for r in reports):
@@ -232,7 +241,7 @@ class _Run:
             )
         )
 
-    def _count(self, transport: Transport, end: EndReason) -> None:
+    def _count(self, transport: SwarmTransport, end: EndReason) -> None:
         """The distinct states (simulation) or bits set (bitstate) of the union of the
         workers' (a swarm's workers meet some of the same states). After Ctrl-C a swarm's
         workers are gone: then the sums of their last reports stand in (a note says so)."""
