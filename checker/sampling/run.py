@@ -106,6 +106,10 @@ class _Merged:
     def total(self, field: str) -> int:
         return sum(getattr(r, field) for r in self.reports if r is not None)
 
+    def forked(self, field: str) -> int:
+        """The sum over the forked workers (1..K-1): worker 0 is this process."""
+        return sum(getattr(r, field) for r in self.reports[1:] if r is not None)
+
     def most(self, field: str) -> int:
         return max((getattr(r, field) for r in self.reports if r is not None), default=0)
 
@@ -212,8 +216,8 @@ class _Run:
         max_states, max_memory = self.bounds.max_states, self.bounds.max_memory
         if max_states is not None and self.merged.total("distinct") >= max_states:
             return EndReason.MAX_STATES
-        resident = self.merged.total("resident") if self.k > 1 else 0
-        if max_memory is not None and resident + resident_memory() >= max_memory:
+        resident = self.merged.forked("resident") + resident_memory()
+        if max_memory is not None and resident >= max_memory:
             return EndReason.MAX_MEMORY
         if all(r.finished for r in reports):
             if self.walking:
@@ -304,7 +308,7 @@ class _Run:
             judged = judge(prop, trace, searched, self.model)
             results.append(PropertyResult(prop, judged.verdict, trace, judged.reason, found))
         shorten_seconds = time.perf_counter() - shorten_start
-        peak = peak_memory() + (m.total("peak") if self.k > 1 else 0)
+        peak = peak_memory() + m.forked("peak")
         distinct = self.distinct if self.distinct is not None else m.total("distinct")
         generated = m.total("generated")
         starts = m.total("walks") if self.walking else len(self.initial)
