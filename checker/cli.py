@@ -73,6 +73,7 @@ from leadercheck.checker.sampling.options import (
     DEFAULT_MEMORY,
     DEFAULT_SAMPLING,
     DEFAULT_SECONDS,
+    MAX_SWARM,
     SIMULATE,
     Sampling,
 )
@@ -344,7 +345,7 @@ def _one_line(text: str) -> str:
 )
 @click.option(
     "--swarm",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, MAX_SWARM),
     metavar="K",
     help="Run K diversified sampled searches as processes (simulate unless --strategy "
     "bitstate), all stopped at the first violation.",

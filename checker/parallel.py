@@ -523,10 +523,14 @@ class ProcessTransport(Transport):
     """
 
     def __init__(
-        self, workers: int, factory: Callable[[WorkerSetup, int], Any] = PartitionWorker
+        self,
+        workers: int,
+        factory: Callable[[WorkerSetup, int], Any] = PartitionWorker,
+        mesh: bool = True,
     ) -> None:
         self.workers = workers
         self.factory = factory
+        self.mesh = mesh  # pipes between every two workers (a swarm's exchange nothing)
         self.processes: list[Any] = []
         self.conns: list[Connection] = []
         self.busy = False
@@ -536,7 +540,8 @@ class ProcessTransport(Transport):
         ctx = multiprocessing.get_context("fork")
         k = self.workers
         control = [ctx.Pipe(duplex=True) for _ in range(k)]
-        mesh = {(i, j): ctx.Pipe(duplex=False) for i in range(k) for j in range(k) if i != j}
+        pairs = [(i, j) for i in range(k) for j in range(k) if i != j] if self.mesh else []
+        mesh = {pair: ctx.Pipe(duplex=False) for pair in pairs}
         try:
             for i in range(k):
                 process = ctx.Process(

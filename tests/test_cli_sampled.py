@@ -128,6 +128,8 @@ def test_a_swarm_writes_the_same_counterexample_every_time(tmp_path: Path) -> No
         (["--strategy", "simulate", "--walks", "0"], "--walks"),
         (["--strategy", "simulate", "--time", "0"], "--time"),
         (["--swarm", "0"], "--swarm"),
+        (["--swarm", "65"], "--swarm"),
+        (["--strategy", "simulate", "--workers", "65"], "runs at most 64 workers, not 65"),
     ],
 )
 def test_sampling_options_are_refused_where_they_mean_nothing(

@@ -9,6 +9,7 @@ DEFAULT_SECONDS = 60.0  # a simulation given neither --walks nor --time runs thi
 DEFAULT_DEPTH = 100  # the most steps of one walk, as TLC's -simulate depth
 DEFAULT_MEMORY = 64 << 20  # bytes of a bitstate search's bit array
 HASHES = 3  # bits set per state (Spin's default for bitstate hashing)
+MAX_SWARM = 64  # workers of a swarm: beyond the cores they only share them
 SHORTEN_STATES = 100_000  # states the neighbourhood search may store while shortening
 SHORTEN_REPLAYS = 2_000  # candidate traces delta debugging may replay
 

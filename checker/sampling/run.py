@@ -65,7 +65,9 @@ class SwarmTransport(Transport):
         self.workers = workers
         self.factory = factory
         self.worker: Any = None
-        self.others = ProcessTransport(workers - 1, lambda setup, i: factory(setup, i + 1))
+        self.others = ProcessTransport(
+            workers - 1, lambda setup, i: factory(setup, i + 1), mesh=False
+        )
 
     def start(self, setup: WorkerSetup) -> None:
         if self.workers > 1:

@@ -7,6 +7,7 @@ from typing import Any
 
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.result import CheckResult
+from leadercheck.checker.sampling.options import MAX_SWARM
 from leadercheck.checker.sampling.run import check_sampled
 from leadercheck.checker.strategies import Request, Strategy
 from leadercheck.checker.successors import Reductions
@@ -36,6 +37,10 @@ class Sampled(Strategy):
         if used:
             raise LeadercheckError(
                 f"{used[0]} applies to the exhaustive searches, not to --strategy {self.name}"
+            )
+        if workers > MAX_SWARM:
+            raise LeadercheckError(
+                f"--strategy {self.name} runs at most {MAX_SWARM} workers, not {workers}"
             )
 
     def search(self, shared: Any, request: Request) -> CheckResult:

@@ -107,7 +107,7 @@ class WalkWorker:
             late = [name for name, at in cutoffs.items() if at <= number]
             if late:
                 self.claims.drop(late)
-            self._walk(number)
+            self._walk(number, deadline)
             self.next_walk += self.workers
             self.walks += 1
         return self.report()
@@ -134,7 +134,7 @@ class WalkWorker:
 
     # -- one walk -----------------------------------------------------------
 
-    def _walk(self, number: int) -> None:
+    def _walk(self, number: int, deadline: float | None = None) -> None:
         rng = walk_random(self.seed, number)
         initial = self.initial
         start = rng.randrange(len(initial)) if len(initial) > 1 else 0
@@ -148,7 +148,9 @@ class WalkWorker:
             next_states, successors = self.model.next_states, self.model.successors
             weights, randrange = self.weights, rng.randrange
             seen = self.seen
-            for _ in range(self.depth):
+            for taken in range(self.depth):
+                if taken & 4095 == 4095 and deadline is not None and monotonic() >= deadline:
+                    return  # a very long walk: the time budget ends it
                 if weights is None:
                     succs = next_states(state)
                     if type(succs) is not list:
