@@ -207,3 +207,12 @@ def test_a_gate_case_at_other_parameters_runs_with_its_strategy(
     assert (tmp_path / "raft-no-quorum@nodes=5.json").exists()
     replayed = verify("replay", str(tmp_path / "raft-no-quorum@nodes=5.json"))
     assert replayed.exit_code == 0, replayed.stdout
+
+
+def test_an_exhaustive_search_that_does_not_fit_points_to_the_sampled_ones(tmp_path: Path) -> None:
+    result = verify(
+        "--protocol", "raft", "--nodes", "5", "--max-states", "500", "--out", str(tmp_path)
+    )
+    assert result.exit_code == 3
+    assert "hint: the state space does not fit; --strategy simulate (or --swarm K)" in result.stdout
+    assert result.stdout.rstrip().endswith("verdict: INCOMPLETE")

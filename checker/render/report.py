@@ -19,6 +19,11 @@ from leadercheck.checker.result import (
     Verdict,
 )
 
+TOO_BIG = (
+    "hint: the state space does not fit; --strategy simulate (or --swarm K) looks for a "
+    "violation instead, --strategy bitstate visits states in fixed memory (neither shows HOLDS)"
+)
+
 
 @dataclass(frozen=True)
 class Run:
@@ -96,6 +101,8 @@ def report_lines(run: Run) -> list[str]:
             f"{s.collision_probability:.1e}{hint}"
         )
     lines += [f"note: {note}" for note in result.notes]
+    if coverage is None and result.end in (EndReason.MAX_MEMORY, EndReason.MAX_STATES):
+        lines.append(TOO_BIG)
     if run.search:
         lines.append(f"search: {run.search}")
     if result.coverage is not None and result.verdict is Verdict.INCOMPLETE:
