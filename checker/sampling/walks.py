@@ -141,7 +141,6 @@ class WalkWorker:
         state = initial[start]
         moves = [start]
         self.generated += 1
-        what = "successors"
         try:
             if self._new(state, number, moves):
                 return
@@ -176,7 +175,7 @@ class WalkWorker:
         except ClaimRaised as exc:
             self._fail(exc.name, exc.error, moves)
         except Exception as exc:  # model code: reported with the trace that led to it
-            self._fail(what, exc, moves)
+            self._fail("successors", exc, moves)
         finally:
             self.deepest = max(self.deepest, len(moves) - 1)
 
