@@ -13,11 +13,10 @@ from __future__ import annotations
 from random import Random
 from typing import Any
 
-from leadercheck.checker.observers import ClaimRaised, StateClaims
-from leadercheck.checker.parallel import WorkerSetup, failure_of, quiet_gc
+from leadercheck.checker.observers import ClaimRaised
+from leadercheck.checker.parallel import WorkerSetup
 from leadercheck.checker.sampling.bits import BitArray
-from leadercheck.checker.sampling.report import Moves, OrderKey, SampledSetup, WorkerReport
-from leadercheck.checker.search import peak_memory, resident_memory
+from leadercheck.checker.sampling.report import SampledWorker, WorkerReport
 
 
 def order_random(seed: int, worker: int) -> Random | None:
@@ -25,22 +24,15 @@ def order_random(seed: int, worker: int) -> Random | None:
     return None if worker == 0 else Random(f"leadercheck-order:{seed}:{worker}")
 
 
-class BitstateWorker:
+class BitstateWorker(SampledWorker):
     """One depth-first search with its own bit array; built in its process."""
 
     def __init__(self, setup: WorkerSetup, index: int) -> None:
-        quiet_gc()
-        options: SampledSetup = setup.extra
-        sampling = options.sampling
-        self.model = setup.model
-        self.index = index
-        self.max_depth = options.max_depth
+        super().__init__(setup, index)
+        sampling = self.options.sampling
+        self.max_depth = self.options.max_depth
         self.bits = BitArray(sampling.memory, sampling.hashes)
         self.order = order_random(sampling.seed, index)
-        self.initial = list(setup.model.initial_states())
-        self.claims = StateClaims(setup.properties)
-        self.findings: dict[str, tuple[OrderKey, Moves]] = {}
-        self.failure: tuple[str, Any, Moves] | None = None
         # frames [state, its (move, successor) pairs still to try or None, next position]
         self.stack: list[list[Any]] = []
         self.path: list[int] = []  # the moves from the initial state to the top frame's state
@@ -95,8 +87,7 @@ class BitstateWorker:
         return self.report()
 
     def report(self) -> WorkerReport:
-        return WorkerReport(
-            findings=dict(self.findings),
+        return self.figures(
             walks=0,
             steps=self.expanded,
             generated=self.generated,
@@ -105,9 +96,6 @@ class BitstateWorker:
             finished=self.finished,
             cut=self.cut,
             bits_set=self.bits.set_bits,
-            failure=self.failure,
-            resident=resident_memory(),
-            peak=peak_memory(),
         )
 
     def bit_array(self) -> bytes:
@@ -139,14 +127,9 @@ class BitstateWorker:
         depth = len(self.path) - 1
         if depth > self.deepest:
             self.deepest = depth
-        if not self.claims.pending:
-            return
-        decided = self.claims.visit(state, self.rounds)
-        for name in decided:
-            self.findings[name] = ((self.rounds, self.index), tuple(self.path))
-        if self.claims.broken(decided):
+        if self.decide(state, (self.rounds, self.index), self.path):
             self.finished = True  # the search stops at the first violation
 
     def _fail(self, what: str, exc: Exception) -> None:
-        self.failure = (what, failure_of(exc), tuple(self.path))
+        self.failed(what, exc, self.path)
         self.finished = True

@@ -1,12 +1,16 @@
-"""What a sampled search's worker is built from and what it tells the coordinator."""
+"""What a sampled search's worker is built from, what it tells the coordinator, and what
+both kinds of worker (walks.py, depth_first.py) keep alike."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from leadercheck.checker.parallel import Failure
+from leadercheck.checker.observers import StateClaims
+from leadercheck.checker.parallel import Failure, WorkerSetup, failure_of, quiet_gc
 from leadercheck.checker.sampling.options import Sampling
+from leadercheck.checker.search import peak_memory, resident_memory
 
 # Where a claim was decided, as an order every run agrees on: (walk index,) for a
 # simulation, (round, worker) for a bitstate search. The smallest wins.
@@ -41,3 +45,43 @@ class WorkerReport(NamedTuple):
     failure: tuple[str, Failure, Moves] | None  # what raised, how, and where
     resident: int  # bytes, now
     peak: int  # bytes, at most so far
+
+
+class SampledWorker:
+    """The part of a worker both kinds share: the model, the claims still to check, what
+    it decided and where, the failure that stopped it, and how it reports."""
+
+    def __init__(self, setup: WorkerSetup, index: int) -> None:
+        quiet_gc()
+        self.options: SampledSetup = setup.extra
+        self.model = setup.model
+        self.index = index
+        self.initial = list(setup.model.initial_states())
+        self.claims = StateClaims(setup.properties)
+        self.findings: dict[str, tuple[OrderKey, Moves]] = {}
+        self.failure: tuple[str, Failure, Moves] | None = None
+
+    def decide(self, state: Any, key: OrderKey, moves: Sequence[int]) -> bool:
+        """Check the pending claims on a new state, recording each one it decides at `key`
+        with `moves`; True when it breaks an invariant (the search stops there)."""
+        if not self.claims.pending:
+            return False
+        decided = self.claims.visit(state, key)
+        for name in decided:
+            self.findings[name] = (key, tuple(moves))
+        return self.claims.broken(decided)
+
+    def failed(self, what: str, exc: Exception, moves: Sequence[int]) -> None:
+        """Model code raised in `what` at the state `moves` lead to: the coordinator
+        reports it with that trace."""
+        self.failure = (what, failure_of(exc), tuple(moves))
+
+    def figures(self, **counts: Any) -> WorkerReport:
+        """This worker's report: its own `counts`, and what every worker tells."""
+        return WorkerReport(
+            findings=dict(self.findings),
+            failure=self.failure,
+            resident=resident_memory(),
+            peak=peak_memory(),
+            **counts,
+        )

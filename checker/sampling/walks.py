@@ -18,10 +18,9 @@ from time import monotonic
 from typing import Any
 
 from leadercheck.checker.model import FAULT, RECOVERY, STEP, TICK
-from leadercheck.checker.observers import ClaimRaised, StateClaims
-from leadercheck.checker.parallel import WorkerSetup, failure_of, quiet_gc
-from leadercheck.checker.sampling.report import Moves, OrderKey, SampledSetup, WorkerReport
-from leadercheck.checker.search import peak_memory, resident_memory
+from leadercheck.checker.observers import ClaimRaised
+from leadercheck.checker.parallel import WorkerSetup
+from leadercheck.checker.sampling.report import SampledWorker, WorkerReport
 from leadercheck.checker.successors import FP_MASK
 
 
@@ -63,25 +62,19 @@ def walk_random(seed: int, walk: int) -> Random:
     return Random(f"leadercheck-walk:{seed}:{walk}")
 
 
-class WalkWorker:
+class WalkWorker(SampledWorker):
     """Runs walks index, index + K, ... of one simulation; built in its process."""
 
     def __init__(self, setup: WorkerSetup, index: int) -> None:
-        quiet_gc()
-        options: SampledSetup = setup.extra
-        sampling = options.sampling
-        self.model = setup.model
-        self.index, self.workers = index, setup.workers
+        super().__init__(setup, index)
+        sampling = self.options.sampling
+        self.workers = setup.workers
         self.seed = sampling.seed
         self.style = style_of(index)
         self.depth = max(1, round(sampling.depth * self.style.depth_share))
         self.weights: Mapping[str, float] | None = dict(self.style.weights) or None
-        self.initial = list(setup.model.initial_states())
-        self.first_violation = options.first_violation  # shared by the swarm, or None
-        self.claims = StateClaims(setup.properties)
+        self.first_violation = self.options.first_violation  # shared by the swarm, or None
         self.seen: set[int] = set()
-        self.findings: dict[str, tuple[OrderKey, Moves]] = {}
-        self.failure: tuple[str, Any, Moves] | None = None
         self.next_walk = index  # the number of the next walk this worker runs
         self.walks = self.steps = self.generated = self.deepest = 0
         self.stopped = False  # a violation (or a failure) ends this worker's walks
@@ -113,8 +106,7 @@ class WalkWorker:
         return self.report()
 
     def report(self) -> WorkerReport:
-        return WorkerReport(
-            findings=dict(self.findings),
+        return self.figures(
             walks=self.walks,
             steps=self.steps,
             generated=self.generated,
@@ -123,9 +115,6 @@ class WalkWorker:
             finished=self.stopped or self.exhausted,
             cut=False,
             bits_set=0,
-            failure=self.failure,
-            resident=resident_memory(),
-            peak=peak_memory(),
         )
 
     def fingerprints(self) -> list[int]:
@@ -142,7 +131,7 @@ class WalkWorker:
         moves = [start]
         self.generated += 1
         try:
-            if self._new(state, number, moves):
+            if self._new(state, hash(state) & FP_MASK, number, moves):
                 return
             next_states, successors = self.model.next_states, self.model.successors
             weights, randrange = self.weights, rng.randrange
@@ -170,35 +159,29 @@ class WalkWorker:
                 self.generated += count
                 self.steps += 1
                 moves.append(move)
-                if hash(state) & FP_MASK not in seen and self._new(state, number, moves):
+                fp = hash(state) & FP_MASK
+                if fp not in seen and self._new(state, fp, number, moves):
                     return
         except ClaimRaised as exc:
-            self._fail(exc.name, exc.error, moves)
+            self.failed(exc.name, exc.error, moves)
+            self.stopped = True
         except Exception as exc:  # model code: reported with the trace that led to it
-            self._fail("successors", exc, moves)
+            self.failed("successors", exc, moves)
+            self.stopped = True
         finally:
             self.deepest = max(self.deepest, len(moves) - 1)
 
-    def _new(self, state: Any, number: int, moves: list[int]) -> bool:
-        """Remember `state` and check the pending claims on it if it is new; True when it
-        breaks an invariant (the walks stop at the first violation)."""
-        fp = hash(state) & FP_MASK
+    def _new(self, state: Any, fp: int, number: int, moves: list[int]) -> bool:
+        """Remember `state`, whose fingerprint is `fp`, and check the pending claims on it if
+        it is new; True when it breaks an invariant (the walks stop at the first violation)."""
         if fp in self.seen:
             return False
         self.seen.add(fp)
-        if not self.claims.pending:
+        if not self.decide(state, (number,), moves):
             return False
-        decided = self.claims.visit(state, number)
-        for name in decided:
-            self.findings[name] = ((number,), tuple(moves))
-        if self.claims.broken(decided):
-            self.stopped = True
-            first = self.first_violation
-            if first is not None:
-                with first.get_lock():
-                    first.value = min(first.value, number)
-        return self.stopped
-
-    def _fail(self, what: str, exc: Exception, moves: list[int]) -> None:
-        self.failure = (what, failure_of(exc), tuple(moves))
         self.stopped = True
+        first = self.first_violation
+        if first is not None:
+            with first.get_lock():
+                first.value = min(first.value, number)
+        return True
