@@ -165,7 +165,8 @@ def state_differences(recorded: JsonState, replayed: JsonState, limit: int = 3) 
     return tuple(found)
 
 
-def _key(action: Action) -> tuple[str, str, str | None]:
+def action_key(action: Action) -> tuple[str, str, str | None]:
+    """What a replay matches an action by: name, actor and target (the note may differ)."""
     return (action.name, action.actor, action.target)
 
 
@@ -229,8 +230,9 @@ def replay(
     for step in saved.steps[1:]:
         assert step.action is not None
         recorded = step.action
+        wanted = action_key(recorded)
         candidates = [
-            (a, s) for a, s in _successors(model, state, step.index) if _key(a) == _key(recorded)
+            (a, s) for a, s in _successors(model, state, step.index) if action_key(a) == wanted
         ]
         if not candidates:
             done.append(ReplayedStep(step.index, recorded, None))

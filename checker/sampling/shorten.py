@@ -26,6 +26,7 @@ from typing import Any
 
 from leadercheck.checker.model import Action, Model
 from leadercheck.checker.properties import sometimes
+from leadercheck.checker.replay import action_key
 from leadercheck.checker.result import EndReason
 from leadercheck.checker.search import check
 
@@ -146,10 +147,6 @@ def _shortcuts(
     return [moves[0], *reversed(path), *tail]
 
 
-def _label(action: Action) -> Label:
-    return (action.name, action.actor, action.target)
-
-
 def _actions(model: Model[Any], initial: Sequence[Any], moves: Sequence[int]) -> list[Action]:
     state = initial[moves[0]]
     actions = []
@@ -174,9 +171,9 @@ def replay_labels(
     if decides(state):
         return moves
     for wanted in actions:
-        label = _label(wanted)
+        label = action_key(wanted)
         pairs = list(model.successors(state))
-        matching = [k for k, (action, _) in enumerate(pairs) if _label(action) == label]
+        matching = [k for k, (action, _) in enumerate(pairs) if action_key(action) == label]
         if not matching:
             continue
         move = matching[0]
@@ -236,7 +233,7 @@ class _Neighbourhood(Model[Any]):
     def successors(self, state: Any) -> Iterable[tuple[Action, Any]]:
         pairs = list(self.model.successors(state))
         self.transitions += len(pairs)
-        return [(a, s) for a, s in pairs if _label(a) in self.labels]
+        return [(a, s) for a, s in pairs if action_key(a) in self.labels]
 
 
 def _neighbourhood(
@@ -249,7 +246,7 @@ def _neighbourhood(
     """The shortest trace, from any initial state, that takes only the trace's actions."""
     if len(result.moves) <= 2:
         return None
-    labels = {_label(a) for a in _actions(model, initial, result.moves)}
+    labels = {action_key(a) for a in _actions(model, initial, result.moves)}
     near = _Neighbourhood(model, initial, labels)
     goal = sometimes("the claim decided", decides)
     found = check(near, [goal], max_states=max_states, max_depth=len(result.moves) - 2)
