@@ -48,6 +48,7 @@ __all__ = [
 ]
 
 S = TypeVar("S")
+R = TypeVar("R")
 
 SAMPLE_ALL = 256  # the first expansions are all checked: a broken model shows at once
 SAMPLE_EVERY = 512  # then one in this many: the checks cost two expansions and a deep copy
@@ -75,6 +76,17 @@ _ATOMS = (
 )
 _PLAIN = frozenset({bool, int, float, str, bytes, type(None)})  # the common atoms, by type
 _DEPTH = 8  # how deep the walks look for an offending component
+
+
+def call_model(fn: Callable[[], R], what: str) -> R:
+    """Run model code outside a search's loop: what it raises is a ModelError naming `what`
+    (one the guard raised itself passes as it is)."""
+    try:
+        return fn()
+    except ModelError:
+        raise
+    except Exception as exc:  # user code
+        raise ModelError(f"model raised {type(exc).__name__} in {what}: {exc}") from exc
 
 
 def model_name(model: Model[Any]) -> str:

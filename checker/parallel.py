@@ -77,7 +77,7 @@ from typing import Any, NamedTuple, Self
 
 from leadercheck.checker.checkpoint import Checkpoints
 from leadercheck.checker.errors import LeadercheckError, ModelError
-from leadercheck.checker.guard import check_initial
+from leadercheck.checker.guard import call_model, check_initial
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Property
 from leadercheck.checker.result import CheckResult, EndReason, Progress, Stats
@@ -814,12 +814,12 @@ class _Coordinator:
         return CheckResult(results=results, stats=stats, end=end)
 
     def _explore(self) -> EndReason:
-        initial = self._call(lambda: check_initial(self.model), "initial_states")
+        initial = call_model(lambda: check_initial(self.model), "initial_states")
         self.initial = initial
         self.generated = len(initial)
         reps = initial
         if self.canonical is not None:
-            reps = self._call(partial(list, map(self.canonical, initial)), "permute")
+            reps = call_model(partial(list, map(self.canonical, initial)), "permute")
         self.transport.start(WorkerSetup(self.model, self.properties, self.reductions, self.k))
         undecided = self._undecided()
         args = [(reps if i == 0 else [], undecided) for i in range(self.k)]
@@ -917,10 +917,3 @@ class _Coordinator:
 
     def _model_error(self, failure: Failure, moves: list[int], what: str) -> ModelError:
         return remote_model_error(failure, self._trace(moves), what)
-
-    def _call(self, fn: Callable[[], Any], what: str) -> Any:
-        """Run model code in the coordinator; an exception becomes a ModelError."""
-        try:
-            return fn()
-        except Exception as exc:
-            raise ModelError(f"model raised {type(exc).__name__} in {what}: {exc}") from exc

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from leadercheck.checker.errors import ModelError
-from leadercheck.checker.guard import check_initial, model_name
+from leadercheck.checker.guard import call_model, check_initial, model_name
 from leadercheck.checker.model import Model
 from leadercheck.checker.parallel import (
     ProcessTransport,
@@ -151,12 +151,7 @@ class _Run:
         self.bits_set = 0  # bitstate: bits set in the (union of the) bit arrays
 
     def run(self) -> CheckResult:
-        try:
-            self.initial = check_initial(self.model)
-        except ModelError:
-            raise
-        except Exception as exc:  # user code
-            raise ModelError(f"model raised {type(exc).__name__} in initial_states: {exc}") from exc
+        self.initial = call_model(lambda: check_initial(self.model), "initial_states")
         factory = WalkWorker if self.walking else BitstateWorker
         first = multiprocessing.get_context("fork").Value("q", NO_VIOLATION)
         setup = WorkerSetup(
