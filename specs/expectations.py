@@ -113,11 +113,7 @@ def _entry(
         unknown = set(value) - {"verdict", "max_steps"}
         if unknown:
             raise LeadercheckError(f"{where} has unknown key {sorted(unknown)[0]!r}")
-        max_steps = value.get("max_steps")
-        if max_steps is not None and (
-            isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 0
-        ):
-            raise LeadercheckError(f"{where}: max_steps must be a non-negative integer")
+        max_steps = _count(where, "max_steps", value.get("max_steps"), 0)
         value = value.get("verdict")
     if sampled:
         if value not in ("HOLDS", "VIOLATED", "INCOMPLETE"):
@@ -131,6 +127,14 @@ def _entry(
         hint = " (INCOMPLETE only with a sampled strategy)" if value == "INCOMPLETE" else ""
         raise LeadercheckError(f"{where} = {value!r}; expected HOLDS or VIOLATED{hint}")
     return Expectation(name, Verdict(value), max_steps)
+
+
+def _count(where: str, key: str, value: Any, low: int) -> int | None:
+    """`value` if it is None or an integer of at least `low` (a bool is not), else an error."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
+        wanted = "a non-negative integer" if low == 0 else f"an integer of at least {low}"
+        raise LeadercheckError(f"{where}: {key} must be {wanted}")
+    return value
 
 
 STRATEGY_KEYS = {
@@ -178,12 +182,7 @@ def _judge(path: Path | str, section: str, spec: Any) -> SampledJudge:
         raise LeadercheckError(f"{where}: unknown key {unknown[0]!r} for {name}")
 
     def count(key: str, low: int, default: int | None) -> int | None:
-        value = spec.get(key, default)
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or value < low
-        ):
-            raise LeadercheckError(f"{where}: {key} must be an integer of at least {low}")
-        return value
+        return _count(where, key, spec.get(key, default), low)
 
     if name == SIMULATE and "walks" not in spec:
         raise LeadercheckError(
