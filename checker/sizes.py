@@ -1,5 +1,6 @@
 """Sizes as a user writes them ('512M', '8G', '1.5GiB'): one reading for every option and
-spec that takes one (--max-memory, --memory, a gate case's bit array)."""
+spec that takes one (--max-memory, --memory, a gate case's bit array), and one way to
+write them back."""
 
 from __future__ import annotations
 
@@ -25,3 +26,11 @@ def parse_size(text: str) -> int:
     if value >= 1 << 63:
         raise LeadercheckError(f"memory size {text!r} is too large")
     return value
+
+
+def format_size(nbytes: int) -> str:
+    """'64 MiB', '512 KiB', or '1,000 bytes' when no unit divides it."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if nbytes >= scale and nbytes % scale == 0:
+            return f"{nbytes // scale} {unit}"
+    return f"{nbytes:,} bytes"

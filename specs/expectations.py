@@ -26,7 +26,7 @@ from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.properties import Kind, Property
 from leadercheck.checker.result import Verdict
 from leadercheck.checker.sampling.options import BITSTATE, DEFAULT_SAMPLING, SIMULATE, Sampling
-from leadercheck.checker.sizes import parse_size
+from leadercheck.checker.sizes import format_size, parse_size
 from leadercheck.specs.claims import PROPERTIES
 
 EXPECTED_FILE = Path(__file__).with_name("expected.toml")
@@ -52,8 +52,7 @@ class SampledJudge:
         if self.strategy == SIMULATE:
             what = f"simulation, seed {s.seed}, {s.walks:,} walks of at most {s.depth} steps"
         else:
-            size = f"{s.memory >> 20} MiB" if s.memory % (1 << 20) == 0 else f"{s.memory:,} bytes"
-            what = f"bitstate, seed {s.seed}, a bit array of {size}"
+            what = f"bitstate, seed {s.seed}, a bit array of {format_size(s.memory)}"
         return what + (f", {self.workers} workers" if self.workers > 1 else "")
 
 

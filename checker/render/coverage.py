@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from leadercheck.checker.result import Coverage
+from leadercheck.checker.sizes import format_size
 
 
 def coverage_lines(c: Coverage) -> list[str]:
@@ -18,7 +19,7 @@ def coverage_lines(c: Coverage) -> list[str]:
     share = c.bits_set / c.bits if c.bits else 0.0
     each, whose = (" each", "their union has") if c.workers > 1 else ("", "")
     return [
-        f"bitstate: seed {c.seed}{swarm}; a bit array of {_size(c.bits // 8)}{each} "
+        f"bitstate: seed {c.seed}{swarm}; a bit array of {format_size(c.bits // 8)}{each} "
         f"(2^{c.bits.bit_length() - 1} bits, {c.hashes} per state): {whose}{' ' * bool(whose)}"
         f"{c.bits_set:,} bits set ({share:.2%}), which imply {c.implied:,} states",
         f"estimated share of states a collision may have skipped: at most {c.omitted:.1e} "
@@ -46,10 +47,3 @@ def coverage_json(c: Coverage) -> dict[str, Any]:
             "estimated_omitted_share": float(f"{c.omitted:.3g}"),
         }
     return doc | {"steps": c.steps, "deepest": c.deepest}
-
-
-def _size(nbytes: int) -> str:
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if nbytes >= scale and nbytes % scale == 0:
-            return f"{nbytes // scale} {unit}"
-    return f"{nbytes:,} bytes"

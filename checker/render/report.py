@@ -46,10 +46,8 @@ def _outcome(r: PropertyResult) -> str:
     if r.trace.loop_from is not None:
         return f"lasso of {length}, looping from step {r.trace.loop_from}"
     found = ""
-    if r.found_length is not None:  # a sampled search's trace, shortened
-        found = (
-            f" (found with {r.found_length}, shortened)" if r.found_length > len(r.trace) else ""
-        )
+    if r.found_length is not None and r.found_length > len(r.trace):  # sampled, shortened
+        found = f" (found with {r.found_length}, shortened)"
     if r.trace_kind == "witness":
         return f"reached in {length}{found}" if len(r.trace) else "reached in the initial state"
     return f"{r.trace_kind} of {length}{found}"
