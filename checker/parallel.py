@@ -822,8 +822,8 @@ class _Coordinator:
             reps = call_model(partial(list, map(self.canonical, initial)), "permute")
         self.transport.start(WorkerSetup(self.model, self.properties, self.reductions, self.k))
         undecided = self._undecided()
-        args = [(reps if i == 0 else [], undecided) for i in range(self.k)]
-        end, ranks = self._settle(self.transport.exchange("seed", args, STAGES), first=True)
+        seeds = [(reps if i == 0 else [], undecided) for i in range(self.k)]
+        end, ranks = self._settle(self.transport.exchange("seed", seeds, STAGES), first=True)
         while end is None and self.level_size:
             if self.max_depth is not None and self.depth >= self.max_depth:
                 news = self.transport.exchange("probe", [(r,) for r in ranks], ("count_new",))
