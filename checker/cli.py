@@ -49,6 +49,7 @@ from leadercheck.checker.render.files import (
     check_writable,
     check_writable_file,
     write_counterexamples,
+    write_model_error,
 )
 from leadercheck.checker.render.gate_report import (
     case_lines,
@@ -551,13 +552,7 @@ def main(
             )
         else:
             code = _verify(catalogue.lookup(protocol_name), catalogue, opts)
-    except ModelError as exc:
-        _fail(exc, debug)
-        if exc.trace is not None:
-            for step in exc.trace.steps[1:]:
-                click.echo(f"  {step.index}  {step.action}", err=True)
-        ctx.exit(USAGE_ERROR)
-    except LeadercheckError as exc:
+    except LeadercheckError as exc:  # a ModelError's trace went to a file (_verify)
         _fail(exc, debug)
         ctx.exit(USAGE_ERROR)
     ctx.exit(code)
@@ -775,6 +770,10 @@ def _verify(protocol: ProtocolEntry, catalogue: Catalogue, opts: Options) -> int
                 progress=progress,
                 checkpoints=checkpoints,
             )
+    except ModelError as exc:  # one line; the trace that led there goes to a file
+        path = write_model_error(out, protocol.name, values, exc, catalogue.model)
+        where = "" if path is None else f"; the trace that led there: {path}"
+        raise ModelError(f"{exc}{where}") from exc
     finally:
         if progress is not None:
             progress.clear()

@@ -25,14 +25,21 @@ change its order after the sample was taken.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
-import enum
-import types
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from leadercheck.checker.engine.values import (
+    ATOMS,
+    FIND_DEPTH,
+    article,
+    check_value,
+    mutated,
+    parts_of,
+    short,
+    value_copy,
+)
 from leadercheck.checker.errors import ModelError
 from leadercheck.checker.model import Action, Model
 from leadercheck.checker.properties import Property
@@ -52,30 +59,8 @@ R = TypeVar("R")
 
 SAMPLE_ALL = 256  # the first expansions are all checked: a broken model shows at once
 SAMPLE_EVERY = 512  # then one in this many: the checks cost two expansions and a deep copy
-SHORT = 80  # characters of a state shown in a message
 
-IMMUTABLE_KINDS = "tuples, NamedTuples, frozen dataclasses"
-# Values that compare by identity on purpose, or are their own only copy.
-_ATOMS = (
-    bool,
-    int,
-    float,
-    complex,
-    str,
-    bytes,
-    range,
-    enum.Enum,
-    type,
-    types.FunctionType,
-    types.BuiltinFunctionType,
-    types.MethodType,
-    types.ModuleType,
-    type(None),
-    type(Ellipsis),
-    type(NotImplemented),
-)
 _PLAIN = frozenset({bool, int, float, str, bytes, type(None)})  # the common atoms, by type
-_DEPTH = 8  # how deep the walks look for an offending component
 
 
 def call_model(fn: Callable[[], R], what: str) -> R:
@@ -95,126 +80,6 @@ def model_name(model: Model[Any]) -> str:
     return type(inner).__name__
 
 
-def short(value: object, limit: int = SHORT) -> str:
-    """A repr cut to `limit` characters, for a one-line message."""
-    try:
-        text = repr(value)
-    except Exception:  # a broken __repr__ must not hide the error being reported
-        text = f"<{type(value).__name__} object>"
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _a(cls: type) -> str:
-    name = cls.__name__
-    return f"an {name}" if name[:1].lower() in "aeiou" else f"a {name}"
-
-
-# -- values ------------------------------------------------------------------
-
-
-def check_value(state: object, where: str) -> None:
-    """Raise ModelError unless `state` is a value: hashable, and equal (with an equal hash)
-    to its deep copy, which is what identity hashing anywhere inside it breaks.
-
-    `where` names the model (its class name) in the message.
-    """
-    _value_copy(state, where)
-
-
-def _value_copy(state: Any, where: str) -> Any:
-    """check_value, returning the deep copy (the snapshot a mutation check compares to)."""
-    try:
-        hashed = hash(state)
-    except TypeError:
-        path, part = _find(state, _unhashable) or ("state", state)
-        at = "" if path == "state" else f", at {path}"
-        raise ModelError(
-            f"{where}: a state is unhashable ({_a(type(part))}{at}): {short(state)}; states "
-            f"must be immutable and hashable: {IMMUTABLE_KINDS}"
-        ) from None
-    try:
-        twin = copy.deepcopy(state)
-    except Exception as exc:
-        raise ModelError(
-            f"{where}: a state cannot be copied ({type(exc).__name__}: {exc}): {short(state)}; "
-            f"states must be plain values: {IMMUTABLE_KINDS}"
-        ) from None
-    try:
-        same = bool(twin == state) and hash(twin) == hashed
-    except Exception:  # an __eq__ that raises (an array inside a state, say) is no value
-        same = False
-    if same:
-        return twin
-    found = _find(state, _by_identity)
-    if found is None:
-        raise ModelError(
-            f"states of {where} do not keep their value when copied (copy.deepcopy(state) "
-            f"differs from the state, or its hash does): two equal states would count as "
-            f"two; state {short(state)}"
-        )
-    path, part = found
-    cls = type(part)
-    at = "" if path == "state" else f", at {path},"
-    missing = "/".join(
-        name
-        for name, mine in (("__eq__", cls.__eq__), ("__hash__", cls.__hash__))
-        if mine is getattr(object, name)
-    )
-    raise ModelError(
-        f"states of {where} compare by identity (the class {cls.__name__}{at} defines no "
-        f"{missing}): two equal states would count as two; state {short(state)}"
-    )
-
-
-def _unhashable(value: object) -> bool:
-    return type(value).__hash__ is None
-
-
-def _by_identity(value: object) -> bool:
-    if isinstance(value, _ATOMS):
-        return False
-    cls = type(value)
-    return cls.__eq__ is object.__eq__ or cls.__hash__ is object.__hash__
-
-
-def _parts(value: object) -> Iterator[tuple[str, object]]:
-    """The components of a record or collection, each with the path that reaches it."""
-    if isinstance(value, _ATOMS):
-        return
-    if isinstance(value, tuple):
-        fields = getattr(type(value), "_fields", None)
-        if isinstance(fields, tuple) and len(fields) == len(value):
-            yield from ((f".{name}", item) for name, item in zip(fields, value, strict=True))
-        else:
-            yield from ((f"[{k}]", item) for k, item in enumerate(value))
-    elif isinstance(value, list):
-        yield from ((f"[{k}]", item) for k, item in enumerate(value))
-    elif isinstance(value, set | frozenset):
-        yield from (("{...}", item) for item in sorted(value, key=short))
-    elif isinstance(value, Mapping):
-        yield from ((f"[{key!r}]", item) for key, item in value.items())
-    elif dataclasses.is_dataclass(value):
-        yield from ((f".{f.name}", getattr(value, f.name, None)) for f in dataclasses.fields(value))
-    elif isinstance(getattr(value, "__dict__", None), dict):
-        yield from ((f".{name}", item) for name, item in vars(value).items())
-
-
-def _find(
-    value: object, bad: Callable[[object], bool], path: str = "state", depth: int = 0
-) -> tuple[str, object] | None:
-    """The first component (path, value), depth first, that is `bad`; None if none is."""
-    if bad(value):
-        return path, value
-    if depth >= _DEPTH:
-        return None
-    for suffix, part in _parts(value):
-        found = _find(part, bad, path + suffix, depth + 1)
-        if found is not None:
-            return found
-    return None
-
-
 def check_initial(model: Model[S]) -> list[S]:
     """The initial states of `model` as a list, each checked with `check_value`.
 
@@ -230,12 +95,12 @@ def check_initial(model: Model[S]) -> list[S]:
     if bare or isinstance(initial, str | bytes | Mapping) or not isinstance(initial, Iterable):
         raise ModelError(
             f"{name}.initial_states() must return a sequence of states; got "
-            f"{_a(type(initial))}: {short(initial)} (return [state] for one initial state)"
+            f"{article(type(initial))}: {short(initial)} (return [state] for one initial state)"
         )
     if isinstance(initial, set | frozenset):
         raise ModelError(
             f"{name}.initial_states() must return a sequence of states; got "
-            f"{_a(type(initial))}, whose order is not fixed: return a list"
+            f"{article(type(initial))}, whose order is not fixed: return a list"
         )
     states = list(initial)
     if not states:
@@ -268,12 +133,12 @@ def check_shadowing(state: object) -> None:
         message = shadows[cls] if cls in shadows else _shadowing(cls)
         if message is not None:
             raise ModelError(message)
-        if depth >= _DEPTH:
+        if depth >= FIND_DEPTH:
             continue
         if isinstance(value, tuple):
             stack.extend([(part, depth + 1) for part in value])
-        elif not isinstance(value, _ATOMS):
-            stack.extend([(part, depth + 1) for _, part in _parts(value)])
+        elif not isinstance(value, ATOMS):
+            stack.extend([(part, depth + 1) for _, part in parts_of(value)])
 
 
 def _record_fields(cls: type) -> tuple[str, ...]:
@@ -390,7 +255,7 @@ class GuardedModel(Model[S]):
     def inspect(self, state: S) -> tuple[list[tuple[Action, S]], list[S]]:
         """Expand `state` with every check: its (action, next state) pairs, next states."""
         name = self.name
-        snapshot = _value_copy(state, name)
+        snapshot = value_copy(state, name)
         first = list(self._successors(state))
         self._unchanged(state, snapshot, "successors")
         for _, succ in first:
@@ -433,10 +298,7 @@ class GuardedModel(Model[S]):
         except Exception:  # mutated into something unhashable
             same = False
         if not same:
-            raise ModelError(
-                f"{self.name}.{method} mutated the state it was given (state "
-                f"{short(snapshot)}); states must be immutable"
-            )
+            raise ModelError(mutated(self.name, method, snapshot))
 
     def _same(
         self, state: S, first: list[tuple[Action, S]], second: list[tuple[Action, S]]

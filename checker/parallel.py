@@ -76,8 +76,9 @@ from types import TracebackType
 from typing import Any, NamedTuple, Self
 
 from leadercheck.checker.checkpoint import Checkpoints
+from leadercheck.checker.engine.values import Misuse, ValueCheck, reached, unhashable_in
 from leadercheck.checker.errors import LeadercheckError, ModelError
-from leadercheck.checker.guard import call_model, check_initial
+from leadercheck.checker.guard import call_model, check_initial, model_name
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Property
 from leadercheck.checker.result import CheckResult, EndReason, Progress, Stats
@@ -215,6 +216,7 @@ class LevelReport(NamedTuple):
     resident: int  # resident memory now, bytes
     peak: int  # peak resident memory, bytes
     mismatch: bool  # a state's fingerprint differs between its sender and its owner
+    misuse: tuple[int, Failure] | None = None  # the key of the first new state that is no value
 
 
 Batch = tuple["array[int]", "array[int]"]  # fingerprints and keys of successors, in key order
@@ -224,9 +226,18 @@ class RemoteFailure(Exception):
     """The traceback of an exception raised in a worker (the cause of a ModelError)."""
 
 
-def remote_model_error(failure: Failure, trace: Trace, what: str) -> ModelError:
+def remote_model_error(
+    failure: Failure, trace: Trace, what: str, model: Model[Any] | None = None
+) -> ModelError:
     """What model code raised in a worker, as the ModelError that carries `trace`, the
-    trace to the state it raised on."""
+    trace to the state it raised on; a state that is no value (engine/values.py) is named
+    as such."""
+    if failure.kind in (Misuse.__name__, ModelError.__name__):  # already says what is wrong
+        return ModelError(reached(failure.message, trace), trace)
+    if failure.kind == "TypeError" and model is not None:  # an unhashable state?
+        found = unhashable_in(model, trace)
+        if found is not None:
+            return found
     error = ModelError(
         f"model raised {failure.kind} in {what} after {len(trace)} steps: {failure.message}",
         trace,
@@ -263,6 +274,7 @@ class PartitionWorker:
         self.undecided: tuple[int, ...] = ()
         self.generated = 0
         self.failure: tuple[int, Failure] | None = None
+        self.values = ValueCheck(model_name(setup.model))
         # what `select` chose, for `absorb`: the new fingerprints and their keys in key
         # order, and the fingerprints asked of each sender
         self.new_fps: list[int] = []
@@ -318,8 +330,12 @@ class PartitionWorker:
         keys: list[array[int]] = [array("Q") for _ in range(k)]
         pending: list[dict[int, Any]] = [{} for _ in range(k)]
         generated = 0
+        values = self.values
         for rank, state in zip(ranks, self.frontier, strict=True):
             try:
+                before = hash(state)  # every state checked: still the value it was stored as
+                if before & FP_MASK not in seen:
+                    raise values.changed_in_store(state)
                 count, candidates = expand(state)
                 generated += count
                 base = rank << MOVE_BITS
@@ -334,6 +350,8 @@ class PartitionWorker:
                         keys[owner].append(base | move)
                         if owner == me and discover:
                             seen.add(fp)
+                if hash(state) != before:
+                    values.unchanged(state, before)
             except Exception as exc:  # model code: reported with the trace to `state`
                 self.failure = (rank, failure_of(exc))
                 break
@@ -403,16 +421,36 @@ class PartitionWorker:
         self.kept = []
         frontier = list(map(arrived.__getitem__, self.new_fps))
         del arrived
-        mismatch = list(map(fingerprint, frontier)) != self.new_fps
         keys = self.new_keys
+        misuse = self._misuse(frontier, keys)
+        mismatch = misuse is None and list(map(fingerprint, frontier)) != self.new_fps
         self.parents.extend(array("I", [key >> MOVE_BITS for key in keys]))
         self.moves.extend(array("I", [key & MOVE_MASK for key in keys]))
         self.frontier = frontier
         self.wanted = []
         events = tuple(e for e in map(self._first_event, self.undecided) if e is not None)
         return LevelReport(
-            keys, events, self.generated, self.failure, resident_memory(), peak_memory(), mismatch
+            keys,
+            events,
+            self.generated,
+            self.failure,
+            resident_memory(),
+            peak_memory(),
+            mismatch,
+            misuse,
         )
+
+    def _misuse(self, states: list[Any], keys: array[int]) -> tuple[int, Failure] | None:
+        """Every new state checked for value semantics: the key of the first that is no
+        value (in key order), with what is wrong; an identity-hashed part would otherwise
+        show as a fingerprint that differs between sender and owner."""
+        stored = self.values.stored
+        for key, state in zip(keys, states, strict=True):
+            try:
+                stored(state)
+            except Misuse as exc:
+                return key, failure_of(exc)
+        return None
 
     def _first_event(self, index: int) -> Event | None:
         prop = self.properties[index]
@@ -839,6 +877,10 @@ class _Coordinator:
         self, reports: list[LevelReport], first: bool = False
     ) -> tuple[EndReason | None, list[array[int]]]:
         """Merge the level's new states into global ranks; judge the level's events."""
+        misuse = min((r.misuse for r in reports if r.misuse is not None), default=None)
+        if misuse is not None:  # a new state that is no value: before anything it decides
+            key, failure = misuse
+            raise self._model_error(failure, self._moves_to_key(key), "successors")
         if any(r.mismatch for r in reports):
             raise LeadercheckError(HASH_MISMATCH)
         self.generated += sum(r.generated for r in reports)
@@ -916,4 +958,4 @@ class _Coordinator:
         return rebuild_trace(self.model, self.initial, moves, self.canonical, purpose=purpose)
 
     def _model_error(self, failure: Failure, moves: list[int], what: str) -> ModelError:
-        return remote_model_error(failure, self._trace(moves), what)
+        return remote_model_error(failure, self._trace(moves), what, self.model)

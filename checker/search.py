@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from leadercheck.checker.checkpoint import Checkpoints
+from leadercheck.checker.engine.values import Misuse, ValueCheck, reached, unhashable_in
 from leadercheck.checker.errors import LeadercheckError, ModelError
 from leadercheck.checker.guard import check_initial, model_name
 from leadercheck.checker.liveness import FairnessGraph, level_of
@@ -48,6 +49,7 @@ from leadercheck.checker.successors import (
     NO_REDUCTIONS,
     Expander,
     Reductions,
+    extend_trace,
     judge,
     make_expander,
     purpose_of,
@@ -249,6 +251,7 @@ class _Search:
         self.generated = 0
         self.depth = 0
         self.current = NO_PARENT  # index of the state being expanded, for error traces
+        self.values = ValueCheck(model_name(model))
 
     def run(self) -> CheckResult:
         self.start = time.perf_counter()
@@ -323,6 +326,7 @@ class _Search:
         """Breadth-first from `queue` (discovered, not yet expanded: the rest of a level,
         then the next), whose first state has index `expanded`, at a level's start."""
         expand = make_expander(self.model, self.seen, self.canonical, self.por, self.exact)
+        values, stored = self.values, self.values.stored
         level_end = expanded  # one past the index of the last state of the level being expanded
         seen, parents, moves, exact = self.seen, self.parents, self.moves, self.exact
         limit = self.max_states if self.max_states is not None else 1 << 62
@@ -338,12 +342,19 @@ class _Search:
             self.current = current = expanded
             expanded += 1
             try:
+                before = hash(state)  # every state checked: still the value it was stored as
+                if (state if exact else before & FP_MASK) not in seen:
+                    raise values.changed_in_store(state)
                 generated, candidates = expand(state)
                 self.generated += generated
                 for move, succ in candidates:
                     fp = succ if exact else hash(succ) & FP_MASK
                     if fp in seen:
                         continue
+                    try:  # every new state checked: a value, nothing compared by identity
+                        stored(succ, state)
+                    except Misuse as exc:
+                        raise self._misuse(exc, current, move) from None
                     seen.add(fp)
                     parents.append(current)
                     moves.append(move)
@@ -361,6 +372,10 @@ class _Search:
                             self._report(len(queue))
                     elif count >= limit:
                         return EndReason.MAX_STATES
+                if hash(state) != before:
+                    values.unchanged(state, before)
+            except Misuse as exc:
+                raise self._misuse(exc, current) from None
             except ModelError:
                 raise
             except Exception as exc:  # any failure in user code is reported, with its trace
@@ -395,6 +410,7 @@ class _Search:
             if (bound := self._stop_bound()) is not None:
                 return bound
         successors, fairness, class_id = self.model.successors, self.model.fairness, graph.class_id
+        values, stored = self.values, self.values.stored
         level_end = expanded
         limit = self.max_states if self.max_states is not None else 1 << 62
         while queue:
@@ -414,6 +430,9 @@ class _Search:
             targets: list[int] = []
             classes: list[int] = []
             try:
+                before = hash(state)  # every state checked: still the value it was stored as
+                if (state if exact else before & FP_MASK) not in index:
+                    raise values.changed_in_store(state)
                 for move, (action, succ) in enumerate(successors(state)):
                     self.generated += 1
                     fp = succ if exact else hash(succ) & FP_MASK
@@ -422,6 +441,10 @@ class _Search:
                         target = count = len(parents)
                         if count >= limit:
                             return EndReason.MAX_STATES
+                        try:  # every new state checked: a value, nothing compared by identity
+                            stored(succ, state)
+                        except Misuse as exc:
+                            raise self._misuse(exc, current, move) from None
                         index[fp] = count
                         parents.append(current)
                         moves.append(move)
@@ -437,6 +460,10 @@ class _Search:
                                 self._report(len(queue))
                     targets.append(target)
                     classes.append(class_id(fairness(action)))
+                if hash(state) != before:
+                    values.unchanged(state, before)
+            except Misuse as exc:
+                raise self._misuse(exc, current) from None
             except ModelError:
                 raise
             except Exception as exc:  # any failure in user code is reported, with its trace
@@ -595,8 +622,34 @@ class _Search:
     def _model_error(self, exc: Exception, index: int, what: str) -> ModelError:
         failing = "the trace to the failing state"
         trace = self._trace_to(index, failing) if index != NO_PARENT else None
+        if isinstance(exc, TypeError) and trace is not None:  # an unhashable successor?
+            found = unhashable_in(self.model, trace)
+            if found is not None:
+                return found
         where = f" after {len(trace)} steps" if trace is not None else ""
         return ModelError(f"model raised {type(exc).__name__} in {what}{where}: {exc}", trace)
+
+    def _misuse(
+        self,
+        exc: Misuse,
+        index: int,
+        move: int | None = None,
+    ) -> ModelError:
+        """A state that is no value, found expanding state `index` (in its successor
+        `move`, if given: a position among the representative's successors), as the
+        ModelError carrying the trace that led there. The trace is
+        re-executed without checking it against the store (a mutated state no longer
+        hashes as stored) and takes the offending step itself; if even that fails, the
+        error is given without a trace."""
+        trace: Trace | None
+        try:
+            moves = self._moves_to(index)
+            trace = rebuild_trace(self.model, self._initial, moves, self.canonical)
+            if move is not None:
+                trace = extend_trace(self.model, trace, move, self.canonical)
+        except ModelError:
+            trace = None
+        return ModelError(str(exc) if trace is None else reached(exc, trace), trace)
 
     # -- results -----------------------------------------------------------
 

@@ -194,6 +194,32 @@ def rebuild_trace(
     return Trace(tuple(steps))
 
 
+def extend_trace(
+    model: Model[Any],
+    trace: Trace,
+    move: int,
+    canonical: Callable[[Any], Any] | None = None,
+) -> Trace:
+    """`trace` and one step more: its last state's successor at position `move` (of its
+    representative's successors, with symmetry). For an error's trace, whose last state
+    the store never kept: nothing is verified; with symmetry, when no concrete successor
+    is like the one at `move`, the trace is returned as it is."""
+    state = trace.last.state
+    pairs = list(model.successors(state))
+    if canonical is not None:
+        rep = canonical(state)
+        if rep != state:
+            nexts = list(model.next_states(rep))
+            if move >= len(nexts):
+                return trace
+            wanted = canonical(nexts[move])
+            move = next((k for k, (_, s) in enumerate(pairs) if canonical(s) == wanted), -1)
+    if not 0 <= move < len(pairs):
+        return trace
+    action, succ = pairs[move]
+    return Trace((*trace.steps, _step(model, len(trace.steps), action, succ)), trace.loop_from)
+
+
 def _step(model: Model[Any], index: int, action: Any, state: Any) -> Step:
     """One step of a rebuilt trace; the model's views of it (and a lazy note) are user code,
     so what they raise is a ModelError naming the step, not an internal error."""

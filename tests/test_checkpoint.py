@@ -156,12 +156,13 @@ def test_checkpoints_go_with_one_protocol() -> None:
     assert result.exit_code == 2 and "go with a --protocol search" in result.stderr
 
 
-def _cli(args: list[str]) -> subprocess.CompletedProcess[str]:
+def _cli(args: list[str], extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     env = {
         k: v
         for k, v in os.environ.items()
         if k not in ("PYTHONHASHSEED", "LEADERCHECK_PINNED_HASH")
     }
+    env.update(extra or {})
     env["PYTHONPATH"] = str(ROOT)
     command = [sys.executable, "-c", "from leadercheck.checker.cli import main; main()", *args]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
@@ -182,14 +183,16 @@ def test_states_with_strings_and_none_resume_in_a_new_process(tmp_path: Path) ->
 
 
 def test_a_process_that_hashes_differently_is_refused(tmp_path: Path) -> None:
-    """A checkpoint from a pinned process, resumed where strings hash otherwise: one line,
-    exit 2, never a count built on fingerprints that mean something else."""
-    if os.environ.get("PYTHONHASHSEED") == "0":
-        pytest.skip("this test process hashes as pinned ones do")
+    """A checkpoint from a pinned process, resumed in one where strings hash otherwise (a
+    process already marked pinned, so `verify` does not re-pin it, with another hash seed):
+    one line, exit 2, never a count built on fingerprints that mean something else. raft's
+    states hold strings, whose hashes follow the seed on every CPython build (None's hash
+    need not: a non-PIE build gives it the same address in every process)."""
     cp = tmp_path / "cp"
-    args = ["--protocol", "lease-no-confirmation", "--max-states", "2000"]
+    args = ["--protocol", "raft", "--max-states", "2000"]
     cut = _cli([*args, "--checkpoint", str(cp), "--checkpoint-every", "0", "--out", str(tmp_path)])
     assert cut.returncode in (1, 3) and (cp / FILE).exists(), cut.stderr
-    result = CliRunner().invoke(main, ["--protocol", "lease-no-confirmation", "--resume", str(cp)])
-    assert result.exit_code == 2
+    seeded = {"PYTHONHASHSEED": "1", "LEADERCHECK_PINNED_HASH": "1"}
+    result = _cli(["--protocol", "raft", "--resume", str(cp), "--out", str(tmp_path)], seeded)
+    assert result.returncode == 2, result.stderr
     assert result.stderr.count("\n") == 1 and "hashes states differently" in result.stderr

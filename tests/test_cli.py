@@ -200,14 +200,21 @@ class _Exploding(Model[_Count]):
 
 
 def test_an_exception_in_a_model_is_reported_with_its_trace(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    """One line on the terminal; the trace that led to the failing state in a file."""
     broken = ProtocolEntry("lease-fencing", "explodes", (), lambda: _Exploding())
     monkeypatch.setitem(PROTOCOLS, "lease-fencing", broken)
-    result = verify("--protocol", "lease-fencing")
+    result = verify("--protocol", "lease-fencing", "--out", str(tmp_path))
     assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1
     assert "model raised KeyError in successors after 2 steps" in result.stderr
-    assert "  2  n1: step (to 2)" in result.stderr
+    written = tmp_path / "lease-fencing.model-error.json"
+    assert f"the trace that led there: {written}" in result.stderr
+    doc = json.loads(written.read_text())
+    assert doc["schema"] == "leadercheck.model-error/1" and doc["length"] == 2
+    assert [step["text"] for step in doc["steps"]][1:] == ["n1: step (to 1)", "n1: step (to 2)"]
+    assert "model raised KeyError" in doc["error"]
 
 
 @pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it

@@ -356,9 +356,14 @@ def test_what_a_user_model_raises_is_a_model_error(
     module = _module(tmp_path, RAISING)
     result = verify("--model", module, "--protocol", protocol, "--out", str(out))
     assert result.exit_code == 2, result.output
-    assert result.stderr.splitlines()[0] == f"error: {message}"
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith(f"error: {message}")
     assert "internal error" not in result.stderr
-    assert not out.exists()
+    # nothing written but the trace that led to the error, when there is one
+    written = sorted(p.name for p in out.iterdir()) if out.exists() else []
+    assert written in ([], [f"{protocol}.model-error.json"])
+    if written:
+        assert result.stderr.endswith(f"; the trace that led there: {out / written[0]}\n")
 
 
 def test_a_bound_on_a_user_model_is_incomplete() -> None:

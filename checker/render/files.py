@@ -14,14 +14,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.errors import LeadercheckError, ModelError
 from leadercheck.checker.graph import StateGraph
 from leadercheck.checker.render.context import TraceContext
 from leadercheck.checker.render.dot import trace_to_dot
 from leadercheck.checker.render.html import trace_to_html
 from leadercheck.checker.render.state_graph import state_graph_dot
 from leadercheck.checker.render.svg import SvgUnavailable, dot_to_svg
-from leadercheck.checker.render.trace_json import trace_to_json
+from leadercheck.checker.render.trace_json import model_error_to_json, trace_to_json
 from leadercheck.checker.result import CheckResult, Stats, Verdict
 
 
@@ -121,6 +121,26 @@ def write_counterexamples(
         drawn = state_graph_dot(graph, ctx) if graph is not None else None
         written[prop] = write_trace_files(out, file_stem, ctx, stats, drawn)
     return written
+
+
+def write_model_error(
+    directory: Path,
+    protocol: str,
+    values: Mapping[str, int],
+    error: ModelError,
+    model: str | None = None,
+) -> Path | None:
+    """The trace that led to a model error as `<protocol>.model-error.json` in `directory`;
+    None when the error has no trace or the file cannot be written (the error itself is
+    what the user must see)."""
+    if error.trace is None:
+        return None
+    text = model_error_to_json(protocol, values, str(error), error.trace, model)
+    try:
+        (path,) = write_all(directory, {f"{protocol}.model-error.json": text})
+    except LeadercheckError:
+        return None
+    return path
 
 
 def write_diagram_files(directory: Path, stem: str, ctx: TraceContext) -> Written:

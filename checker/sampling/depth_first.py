@@ -61,7 +61,10 @@ class BitstateWorker(SampledWorker):
                         self._pop()
                         continue
                     budget -= 1
+                    before = hash(frame[0])  # every state checked: expanding changes nothing
                     pairs = list(enumerate(next_states(frame[0])))
+                    if hash(frame[0]) != before:
+                        self.values.unchanged(frame[0], before)
                     self.expanded += 1
                     self.generated += len(pairs)
                     if order is not None:

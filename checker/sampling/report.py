@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from leadercheck.checker.engine.values import ValueCheck
+from leadercheck.checker.guard import model_name
 from leadercheck.checker.observers import StateClaims
 from leadercheck.checker.parallel import Failure, WorkerSetup, failure_of, quiet_gc
 from leadercheck.checker.sampling.options import Sampling
@@ -60,10 +62,13 @@ class SampledWorker:
         self.claims = StateClaims(setup.properties)
         self.findings: dict[str, tuple[OrderKey, Moves]] = {}
         self.failure: tuple[str, Failure, Moves] | None = None
+        self.values = ValueCheck(model_name(setup.model))
 
     def decide(self, state: Any, key: OrderKey, moves: Sequence[int]) -> bool:
-        """Check the pending claims on a new state, recording each one it decides at `key`
-        with `moves`; True when it breaks an invariant (the search stops there)."""
+        """Check a new state: a value (engine/values.py: a Misuse otherwise), then the
+        pending claims, recording each one it decides at `key` with `moves`; True when it
+        breaks an invariant (the search stops there)."""
+        self.values.stored(state)
         if not self.claims.pending:
             return False
         decided = self.claims.visit(state, key)

@@ -267,7 +267,7 @@ class _Run:
             if report is not None and report.failure is not None:
                 what, failure, moves = report.failure
                 trace = rebuild_trace(self.model, self.initial, list(moves))
-                raise remote_model_error(failure, trace, what)
+                raise remote_model_error(failure, trace, what, self.model)
 
     # -- verdicts -------------------------------------------------------------
 

@@ -139,20 +139,21 @@ class WalkWorker(SampledWorker):
             for taken in range(self.depth):
                 if taken & 4095 == 4095 and deadline is not None and monotonic() >= deadline:
                     return  # a very long walk: the time budget ends it
+                before = hash(state)  # every state checked: expanding it changes nothing
                 if weights is None:
-                    succs = next_states(state)
-                    if type(succs) is not list:
-                        succs = list(succs)
+                    succs = list(next_states(state))
                     count = len(succs)
-                    if not count:
-                        break
-                    move = randrange(count)
-                    state = succs[move]
                 else:
                     pairs = list(successors(state))
                     count = len(pairs)
-                    if not count:
-                        break
+                if hash(state) != before:
+                    self.values.unchanged(state, before)
+                if not count:
+                    break
+                if weights is None:
+                    move = randrange(count)
+                    state = succs[move]
+                else:
                     odds = [weights.get(action.kind, 1.0) for action, _ in pairs]
                     move = rng.choices(range(count), odds)[0]
                     state = pairs[move][1]

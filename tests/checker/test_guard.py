@@ -253,16 +253,16 @@ def test_initial_states_must_be_a_sequence_of_states() -> None:
 def test_a_state_mutated_in_place_is_caught() -> None:
     _fails(
         MutatesBox(),
-        "MutatesBox.successors mutated the state it was given (state Box(n=0)); states must "
-        "be immutable",
+        "MutatesBox.successors mutated the state it was given in place (state Box(n=0)); "
+        "states must be immutable: tuples, NamedTuples, frozen dataclasses",
     )
 
 
 def test_a_hash_that_reads_a_mutable_list_is_caught() -> None:
     _fails(
         MutatesBag(),
-        "MutatesBag.successors mutated the state it was given (state Bag([])); states must "
-        "be immutable",
+        "MutatesBag.successors mutated the state it was given in place (state Bag([])); "
+        "states must be immutable: tuples, NamedTuples, frozen dataclasses",
     )
 
 
