@@ -21,7 +21,7 @@ from typing import Any
 
 from leadercheck.checker.errors import LeadercheckError
 
-FORMAT = "leadercheck.checkpoint/1"
+FORMAT = "leadercheck.checkpoint/2"  # /2: the exploration saves its store, frontier and observers
 FILE = "search.checkpoint"
 
 

@@ -11,15 +11,19 @@ of their full states that tell them apart are added, so no two labels read the s
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from leadercheck.checker.engine.explore import Explorer, Limits
+from leadercheck.checker.engine.observers import EdgeLog
+from leadercheck.checker.engine.store import IndexedStore, Store
 from leadercheck.checker.errors import LeadercheckError
-from leadercheck.checker.guard import bounded_walk
+from leadercheck.checker.guard import check_initial
 from leadercheck.checker.model import Action, Model
 from leadercheck.checker.properties import Kind, Property
+from leadercheck.checker.result import EndReason
+from leadercheck.checker.successors import make_expander
 
 MAX_GRAPH_STATES = 400
 COUNT_LIMIT = 20_000  # a refused model's states are counted exactly up to this many
@@ -66,8 +70,8 @@ class StateGraph:
 
 def count_states(model: Model[Any], limit: int) -> int | None:
     """How many states are reachable, or None if more than `limit`."""
-    found = bounded_walk(model.initial_states(), model.next_states, limit + 1)
-    return found if found <= limit else None
+    run = _explore(model, limit + 1)
+    return None if run.store_full else len(run.store)
 
 
 def fitting_parameters(
@@ -105,24 +109,35 @@ def fitting_parameters(
 
 
 def state_graph(model: Model[Any], max_states: int = MAX_GRAPH_STATES) -> StateGraph:
-    order: dict[Any, int] = {}
-    queue: deque[Any] = deque()
-    for s in model.initial_states():
-        if s not in order:
-            order[s] = len(order)
-            queue.append(s)
-    edges = []
-    while queue:
-        s = queue.popleft()
-        for action, t in model.successors(s):
-            if t not in order:
-                if len(order) >= max_states:
-                    raise GraphTooLarge(count_states(model, COUNT_LIMIT), max_states)
-                order[t] = len(order)
-                queue.append(t)
-            edges.append((order[s], order[t], action.shown()))
-    states = tuple(order)
-    return StateGraph(states, unique_labels(model, states), tuple(edges))
+    """Every state (full, in discovery order) and every edge of `model`; GraphTooLarge if
+    it has more than `max_states` states."""
+    log = EdgeLog()
+    explorer = _explore(model, max_states + 1, log)
+    if explorer.store_full:
+        raise GraphTooLarge(count_states(model, COUNT_LIMIT), max_states)
+    states = explorer.store.states()
+    edges = tuple((a, b, action.shown()) for a, b, action in log.edges_seen)
+    return StateGraph(states, unique_labels(model, states), edges)
+
+
+def _explore(model: Model[Any], max_states: int, log: EdgeLog | None = None) -> _Run:
+    """The engine's exploration of `model` with full states as keys, stopped once it meets
+    `max_states` states (then `store_full`); with `log`, recording every edge."""
+    store = IndexedStore(exact=True) if log is not None else Store(exact=True)
+    expand = make_expander(model, store.keys, None)
+    explorer = Explorer(
+        model, check_initial(model), store, expand, [log] if log else [], Limits(max_states)
+    )
+    end = explorer.run()
+    if end is EndReason.INTERRUPTED:
+        raise KeyboardInterrupt
+    return _Run(explorer.store, end is EndReason.MAX_STATES)
+
+
+@dataclass(frozen=True)
+class _Run:
+    store: Store
+    store_full: bool  # the exploration stopped at its state bound
 
 
 def _flat(model: Model[Any], state: Any) -> dict[str, str]:

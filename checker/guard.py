@@ -26,7 +26,6 @@ change its order after the sample was taken.
 from __future__ import annotations
 
 import dataclasses
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -392,15 +391,15 @@ def preflight(
     """Check `model` thoroughly on a small breadth-first search before the real one.
 
     The initial states (a sequence of values, no shadowed property), then every check of
-    GuardedModel on every state of a search over up to `max_states` states, with each
-    property (and a leads-to trigger) evaluated on each of them. Returns the warnings;
-    raises ModelError on the first broken promise. A state whose expansion raises is left
-    to the real search, which reports it with the trace that reaches it.
+    GuardedModel on every state the exploration expands until it has met `max_states`
+    states, with each property (and a leads-to trigger) evaluated on each of them. Returns
+    the warnings; raises ModelError on the first broken promise. A state whose expansion
+    raises is left to the real search, which reports it with the trace that reaches it.
     """
     guard = model if isinstance(model, GuardedModel) else GuardedModel(model)
     name = guard.name
 
-    def expand(state: Any) -> list[Any]:
+    def expand(state: Any) -> tuple[int, list[tuple[int, Any]]]:
         check_shadowing(state)
         _evaluate(name, properties, state)
         try:
@@ -408,35 +407,27 @@ def preflight(
         except ModelError:
             raise
         except Exception:  # the model's own failure: the search reports it with its trace
-            return []
-        return [succ for _, succ in pairs]
+            return 0, []
+        return len(pairs), [(move, succ) for move, (_, succ) in enumerate(pairs)]
 
-    bounded_walk(check_initial(guard.inner), expand, max_states)
+    _explore(guard.inner, expand, max_states)
     return list(guard.warnings)
 
 
-def bounded_walk(
-    initial: Iterable[Any], expand: Callable[[Any], Iterable[Any]], max_states: int
-) -> int:
-    """Expand each state reachable from `initial` once, in breadth-first order, discovering
-    at most `max_states` states in all (every initial one); returns how many it expanded.
-    The small searches beside the real one (preflight, --lint's order digest, the state
-    graph's count) share it; `expand` gives a state's next states and may record more."""
-    seen: set[Any] = set()
-    queue: deque[Any] = deque()
-    for state in initial:
-        if state not in seen:
-            seen.add(state)
-            queue.append(state)
-    expanded = 0
-    while queue:
-        state = queue.popleft()
-        expanded += 1
-        for succ in expand(state):
-            if len(seen) < max_states and succ not in seen:
-                seen.add(succ)
-                queue.append(succ)
-    return expanded
+def _explore(
+    model: Model[Any], expand: Any, max_states: int, observers: Sequence[Any] = ()
+) -> Any:
+    """The engine's exploration (checker/engine/explore.py) of `model`, full states as
+    keys, until it has met `max_states` states: the small searches beside the real one
+    (preflight, --lint's order digest) walk through the same loop. Returns the explorer."""
+    from leadercheck.checker.engine.explore import Explorer, Limits  # noqa: PLC0415 (a cycle)
+    from leadercheck.checker.engine.store import IndexedStore, Store  # noqa: PLC0415
+
+    initial = check_initial(model)
+    store = IndexedStore(exact=True) if observers else Store(exact=True)
+    explorer = Explorer(model, initial, store, expand, observers, Limits(max_states))
+    explorer.run()
+    return explorer
 
 
 def _evaluate(name: str, properties: Sequence[Property], state: Any) -> None:
@@ -454,20 +445,22 @@ def _evaluate(name: str, properties: Sequence[Property], state: Any) -> None:
 
 
 def order_digest(model: Model[Any], max_states: int = 2000) -> list[str]:
-    """Per state expanded by a breadth-first search over up to `max_states` states, in
-    order, its action labels as one line of text.
+    """Per state expanded by a breadth-first exploration until it has met `max_states`
+    states, in order, its action labels as one line of text.
 
     No hash or address is in the text, so two processes (two hash seeds) that expand in
     the same order give identical lists; a difference shows a successor order that
     depends on the process, such as iterating a set of strings.
     """
+    from leadercheck.checker.engine.observers import Observer  # noqa: PLC0415 (a cycle)
+
     lines: list[str] = []
 
-    def expand(state: Any) -> list[Any]:
-        pairs = list(model.successors(state))
-        lines.append("|".join(repr(action.label()) for action, _ in pairs))
-        return [succ for _, succ in pairs]
+    class Labels(Observer):
+        edges = True
 
-    # the first max_states states discovered are the first max_states expanded
-    bounded_walk(model.initial_states(), expand, max_states)
+        def expanded(self, index: int, targets: list[int], actions: list[Any]) -> None:
+            lines.append("|".join(repr(action.label()) for action in actions))
+
+    _explore(model, None, max_states, [Labels()])
     return lines

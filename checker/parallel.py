@@ -76,25 +76,19 @@ from types import TracebackType
 from typing import Any, NamedTuple, Self
 
 from leadercheck.checker.checkpoint import Checkpoints
+from leadercheck.checker.engine.explore import peak_memory, resident_memory
+from leadercheck.checker.engine.store import FP_MASK, NO_PARENT, fingerprint
 from leadercheck.checker.engine.values import Misuse, ValueCheck, reached, unhashable_in
 from leadercheck.checker.errors import LeadercheckError, ModelError
 from leadercheck.checker.guard import call_model, check_initial, model_name
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Property
 from leadercheck.checker.result import CheckResult, EndReason, Progress, Stats
-from leadercheck.checker.search import (
-    NO_PARENT,
-    Bounds,
-    peak_memory,
-    resident_memory,
-    with_liveness,
-)
+from leadercheck.checker.search import Bounds, with_liveness
 from leadercheck.checker.successors import (
-    FP_MASK,
     NO_REDUCTIONS,
     Reductions,
     decides,
-    fingerprint,
     judge,
     make_expander,
     purpose_of,

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from leadercheck.checker.engine.store import FP_MASK, store_key
 from leadercheck.checker.errors import ModelError
 from leadercheck.checker.guard import model_name
 from leadercheck.checker.model import Model
@@ -26,34 +27,13 @@ from leadercheck.checker.trace import Step, Trace
 Expander = Callable[[Any], tuple[int, Iterable[tuple[int, Any]]]]
 MAX_ALIASES = 1 << 20  # a cache: forgetting it costs time, never correctness
 
-# A state's fingerprint is hash(state) & FP_MASK: 60 bits, so that each one is a 32-byte
-# int object (a full 64-bit hash takes 48 bytes) and the visited set stays small. Two
-# states of n would share one with probability about n^2 / 2^61 (1e-6 for two million).
-FP_MASK = (1 << 60) - 1
-
-
-def fingerprint(state: Any) -> int:
-    """The key under which a visited state is remembered (hot loops inline it)."""
-    return hash(state) & FP_MASK
-
-
-def _itself(state: Any) -> Any:
-    return state
-
-
-def store_key(exact: bool) -> Callable[[Any], Any]:
-    """What the store remembers a state by: its fingerprint, or the state itself with
-    --exact (hot loops inline `state if exact else hash(state) & FP_MASK`)."""
-    return _itself if exact else fingerprint
-
-
 def representer(
     seen: set[Any], canonical: Callable[[Any], Any] | None, exact: bool = False
 ) -> Callable[[Any], Any]:
     """Successor -> the state the store keeps for it: its canonical form, or None when its
     orbit is known (its key, or that of a state already mapped to it, is in `seen`)."""
     if canonical is None:
-        return _itself
+        return store_key(True)  # the state itself
     aliases: set[Any] = set()  # keys of non-canonical states already mapped
 
     def represent(succ: Any) -> Any:

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from leadercheck.checker.engine.explore import peak_memory, resident_memory
+from leadercheck.checker.engine.observers import StateClaims
 from leadercheck.checker.engine.values import ValueCheck
 from leadercheck.checker.guard import model_name
-from leadercheck.checker.observers import StateClaims
 from leadercheck.checker.parallel import Failure, WorkerSetup, failure_of, quiet_gc
 from leadercheck.checker.sampling.options import Sampling
-from leadercheck.checker.search import peak_memory, resident_memory
 
 # Where a claim was decided, as an order every run agrees on: (walk index,) for a
 # simulation, (round, worker) for a bitstate search. The smallest wins.

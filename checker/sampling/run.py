@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from leadercheck.checker.engine.explore import peak_memory, resident_memory
 from leadercheck.checker.errors import ModelError
 from leadercheck.checker.guard import call_model, check_initial, model_name
 from leadercheck.checker.model import Model
@@ -44,7 +45,7 @@ from leadercheck.checker.sampling.options import BITSTATE, SIMULATE, Sampling
 from leadercheck.checker.sampling.report import NO_VIOLATION, OrderKey, SampledSetup, WorkerReport
 from leadercheck.checker.sampling.shorten import Shortening, shorten
 from leadercheck.checker.sampling.walks import WalkWorker
-from leadercheck.checker.search import Bounds, peak_memory, resident_memory
+from leadercheck.checker.search import Bounds
 from leadercheck.checker.successors import NO_REDUCTIONS, decides, judge, purpose_of, rebuild_trace
 from leadercheck.checker.trace import Trace
 

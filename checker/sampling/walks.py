@@ -17,11 +17,11 @@ from random import Random
 from time import monotonic
 from typing import Any
 
+from leadercheck.checker.engine.observers import ClaimRaised
+from leadercheck.checker.engine.store import FP_MASK
 from leadercheck.checker.model import FAULT, RECOVERY, STEP, TICK
-from leadercheck.checker.observers import ClaimRaised
 from leadercheck.checker.parallel import WorkerSetup
 from leadercheck.checker.sampling.report import SampledWorker, WorkerReport
-from leadercheck.checker.successors import FP_MASK
 
 
 @dataclass(frozen=True)

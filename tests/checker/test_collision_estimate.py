@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from leadercheck.checker.cli import main
+from leadercheck.checker.engine.store import FP_MASK
 from leadercheck.checker.result import FINGERPRINT_SPACE, Stats
-from leadercheck.checker.successors import FP_MASK
 
 
 def stats(distinct: int, generated: int) -> Stats:

@@ -1,0 +1,61 @@
+"""The frontier of a breadth-first search: the states met and not yet expanded, level by level.
+
+The states wait in discovery order, so the state popped next has the next index. A level
+starts when the state to pop is the first of the states discovered while the previous
+level was expanded; there the queue holds exactly the level, which is where a depth bound
+is checked and a checkpoint taken. `levels` holds the first index of each level (the depth
+of a state is where its index falls), `depth` the deepest level discovered.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import deque
+from collections.abc import Iterable
+from typing import Any
+
+
+class Frontier:
+    """The queue, the index of the next state to expand, and where each level starts."""
+
+    def __init__(
+        self,
+        states: Iterable[Any] = (),
+        next_index: int = 0,
+        depth: int = 0,
+        levels: Iterable[int] = (0,),
+    ) -> None:
+        self.queue: deque[Any] = deque(states)
+        self.next = next_index  # the index of the state popped next
+        self.level_end = next_index  # one past the last index of the level being expanded
+        self.depth = depth
+        self.levels = array("I", levels)
+
+    def __len__(self) -> int:
+        return len(self.queue)
+
+    def at_level_start(self) -> bool:
+        return self.next == self.level_end
+
+    def begin_level(self, stored: int) -> None:
+        """The level now being expanded ends where the states stored so far end."""
+        self.level_end = stored
+
+    def discovered(self, index: int) -> None:
+        """A new state of index `index` joins the queue's next level (the hot loops inline
+        this with the append)."""
+        if index == self.level_end:
+            self.depth += 1
+            self.levels.append(index)
+
+    def save(self) -> dict[str, Any]:
+        return {
+            "queue": list(self.queue),
+            "next": self.next,
+            "depth": self.depth,
+            "levels": self.levels,
+        }
+
+    @classmethod
+    def load(cls, saved: dict[str, Any]) -> Frontier:
+        return cls(saved["queue"], saved["next"], saved["depth"], saved["levels"])

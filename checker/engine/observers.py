@@ -1,0 +1,203 @@
+"""What watches an exploration (checker/engine/explore.py): the observers.
+
+- `Claims`: the state claims still undecided, checked on each new state (`StateClaims`
+  does the deciding, for every strategy: breadth first, random walks, bitstate, so a
+  claim means the same whichever search runs). An invariant (`always`) is decided by the
+  first state that breaks it, a `sometimes` claim by the first state that meets it;
+- `FairnessObserver`: the fairness graph that liveness claims are judged on
+  (checker/liveness.py): a bit per claim on each new state, and every edge with its class;
+- `EdgeLog`: every edge with its action, for a drawn state graph or a digest of the order;
+- `Checkpointing`: at a level's start, the exploration's snapshot saved when it is due.
+
+An observer sees each new state in index order (`visit`: True when it decided something;
+the exploration stops when every observer is `done`), the edges of each expanded state if
+it asks for them (`edges = True`), and each level's start (`level`). It saves and loads its
+part of a checkpoint. What a model's predicate raises comes out as `ObserverRaised`, which
+the exploration turns into a ModelError with the trace to the state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from leadercheck.checker.liveness import FairnessGraph
+from leadercheck.checker.properties import LIVENESS, Kind, Property
+
+if TYPE_CHECKING:
+    from leadercheck.checker.checkpoint import Checkpoints
+    from leadercheck.checker.engine.explore import Explorer
+
+
+class ClaimRaised(Exception):
+    """A claim's predicate raised on a state (the search turns it into a ModelError)."""
+
+    def __init__(self, name: str, error: Exception) -> None:
+        super().__init__(f"{name}: {type(error).__name__}: {error}")
+        self.name = name
+        self.error = error
+
+
+class StateClaims:
+    """The state properties not yet decided and, for each decided one, where it was.
+
+    `where` is whatever the search remembers a state by (an index in breadth-first order,
+    a walk and its moves); `found` maps each decided claim's name to it.
+    """
+
+    def __init__(self, properties: Iterable[Property]) -> None:
+        # (name, predicate, whether it is an invariant) of each claim not yet decided
+        self.pending: list[tuple[str, Any, bool]] = [
+            (p.name, p.predicate, p.kind is Kind.ALWAYS)
+            for p in properties
+            if p.kind not in LIVENESS
+        ]
+        self.invariants = frozenset(name for name, _, inv in self.pending if inv)
+        self.found: dict[str, Any] = {}
+
+    def visit(self, state: Any, where: Any) -> tuple[str, ...]:
+        """Check every pending claim on `state`; the names it decides (recorded at `where`).
+
+        A claim is decided when its predicate is false for an invariant, true for a
+        `sometimes` claim; what a predicate raises comes out as ClaimRaised.
+        """
+        decided: list[str] | None = None
+        for name, predicate, invariant in self.pending:
+            try:
+                if bool(predicate(state)) is not invariant:
+                    self.found[name] = where
+                    decided = [name] if decided is None else [*decided, name]
+            except Exception as exc:
+                raise ClaimRaised(name, exc) from exc
+        if decided is None:
+            return ()
+        self.pending = [u for u in self.pending if u[0] not in self.found]
+        return tuple(decided)
+
+    def drop(self, names: Sequence[str]) -> None:
+        """Stop checking `names` (decided elsewhere: by another worker, or before a resume)."""
+        gone = set(names)
+        self.pending = [u for u in self.pending if u[0] not in gone]
+
+    @property
+    def done(self) -> bool:
+        """Whether every claim is decided (never, while one is pending)."""
+        return not self.pending
+
+    def broken(self, names: Iterable[str]) -> bool:
+        """Whether any of `names` is an invariant (its decision is a violation)."""
+        return any(name in self.invariants for name in names)
+
+
+class ObserverRaised(Exception):
+    """Model code (a claim's predicate) raised on the state of index `index`."""
+
+    def __init__(self, name: str, error: Exception, index: int) -> None:
+        super().__init__(f"{name}: {type(error).__name__}: {error}")
+        self.name, self.error, self.index = name, error, index
+
+
+class Observer:
+    """Watches an exploration; by default sees nothing and is done."""
+
+    edges = False  # whether it needs every expanded state's edges
+    done = True  # whether the exploration may stop for it
+
+    def visit(self, state: Any, index: int, initial: bool) -> bool:
+        """A new state; True if that decided something."""
+        return False
+
+    def expanded(self, index: int, targets: list[int], actions: list[Any]) -> None:
+        """The edges of expanded state `index` (in `successors` order), if `edges`."""
+
+    def level(self, explorer: Explorer) -> None:
+        """A level starts (the frontier holds exactly it)."""
+
+    def save(self) -> Any:
+        return None
+
+    def load(self, saved: Any) -> None:
+        pass
+
+
+class Claims(Observer):
+    """The state claims, each decided at the index of the first state that decides it."""
+
+    def __init__(self, properties: Iterable[Property]) -> None:
+        self.claims = StateClaims(properties)
+        self.found: dict[str, Any] = self.claims.found
+
+    @property
+    def done(self) -> bool:  # type: ignore[override]
+        return self.claims.done
+
+    def visit(self, state: Any, index: int, initial: bool) -> bool:
+        try:
+            return bool(self.claims.visit(state, index))
+        except ClaimRaised as exc:
+            raise ObserverRaised(exc.name, exc.error, index) from exc.error
+
+    def save(self) -> Any:
+        return dict(self.found)
+
+    def load(self, saved: Any) -> None:
+        self.found.update(saved)
+        self.claims.drop(list(saved))
+
+
+class FairnessObserver(Observer):
+    """Records the fairness graph of the liveness claims; never done before the end."""
+
+    edges = True
+    done = False
+    FIELDS = ("goal", "trigger", "offsets", "targets", "classes", "class_ids", "class_names")
+
+    def __init__(self, graph: FairnessGraph, fairness: Any) -> None:
+        self.graph = graph
+        self.fairness = fairness  # the model's: action -> its fairness class
+
+    def visit(self, state: Any, index: int, initial: bool) -> bool:
+        try:
+            self.graph.visit(state, initial)
+        except Exception as exc:
+            raise ObserverRaised("a liveness property", exc, index) from exc
+        return False
+
+    def expanded(self, index: int, targets: list[int], actions: list[Any]) -> None:
+        class_id, fairness = self.graph.class_id, self.fairness
+        self.graph.expanded(targets, [class_id(fairness(action)) for action in actions])
+
+    def save(self) -> Any:
+        graph = self.graph
+        return {
+            "initial_count": graph.initial_count,
+            **{name: getattr(graph, name) for name in self.FIELDS},
+        }
+
+    def load(self, saved: Any) -> None:
+        self.graph.initial_count = saved["initial_count"]
+        for name in self.FIELDS:
+            setattr(self.graph, name, saved[name])
+
+
+class EdgeLog(Observer):
+    """Every edge (from, to, action) in the order the exploration records them."""
+
+    edges = True
+
+    def __init__(self) -> None:
+        self.edges_seen: list[tuple[int, int, Any]] = []
+
+    def expanded(self, index: int, targets: list[int], actions: list[Any]) -> None:
+        self.edges_seen.extend(zip([index] * len(targets), targets, actions, strict=True))
+
+
+class Checkpointing(Observer):
+    """At a level's start, the exploration's snapshot, saved when one is due."""
+
+    def __init__(self, checkpoints: Checkpoints) -> None:
+        self.checkpoints = checkpoints
+
+    def level(self, explorer: Explorer) -> None:
+        if self.checkpoints.due():
+            self.checkpoints.save(explorer.snapshot())

@@ -1,0 +1,110 @@
+"""The store: the states a search has met, and for each how it was reached.
+
+A state is remembered under a key: its 60-bit fingerprint (`hash(state) & FP_MASK`, a
+32-byte int, so the visited set stays small) or, with `exact`, the state itself (no
+collision possible, at the cost of keeping every state). Each stored state has an index
+(the order it was met in) and two packed 32-bit entries: the index of the state it was
+discovered from and its move (the position of the action among that state's successors).
+A trace is rebuilt by re-executing the model along the moves (checker/successors.py), as
+TLC and Stateright do, so no state but the frontier's is held in full.
+
+`Store` keeps the keys in a set; `IndexedStore` maps each key to its index, for searches
+that record edges (the fairness graph, the drawn state graph), where an edge may lead back
+to any state. Two states of n share a fingerprint with probability about n^2 / 2^61 (1e-6
+for two million).
+
+A store saves itself and loads into a new one (`save`, `load`) for checkpoints. The other
+kinds of store, a bit array (checker/sampling/bits.py, for the bitstate search) and a
+partition's shard (checker/parallel.py), keep what their strategies need.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable
+from typing import Any
+
+FP_MASK = (1 << 60) - 1
+NO_PARENT = 0xFFFFFFFF  # the parent of an initial state
+
+
+def fingerprint(state: Any) -> int:
+    """The key under which a visited state is remembered (hot loops inline it)."""
+    return hash(state) & FP_MASK
+
+
+def _itself(state: Any) -> Any:
+    return state
+
+
+def store_key(exact: bool) -> Callable[[Any], Any]:
+    """What a store remembers a state by: its fingerprint, or the state itself with
+    `exact` (hot loops inline `state if exact else hash(state) & FP_MASK`)."""
+    return _itself if exact else fingerprint
+
+
+class Store:
+    """The keys met (a set), and per index the parent index and the move."""
+
+    def __init__(self, exact: bool = False) -> None:
+        self.exact = exact
+        self.key = store_key(exact)
+        self.keys: Any = set()
+        self.parents = array("I")
+        self.moves = array("I")
+
+    def __len__(self) -> int:
+        return len(self.parents)
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self.keys
+
+    def add(self, key: Any, parent: int, move: int) -> int:
+        """Remember a new key (not yet stored); its index."""
+        index = len(self.parents)
+        self.keys.add(key)
+        self.parents.append(parent)
+        self.moves.append(move)
+        return index
+
+    def moves_to(self, index: int) -> list[int]:
+        """The moves from an initial state (its position first) to the state `index`."""
+        parents, moves = self.parents, self.moves
+        path = []
+        while index != NO_PARENT:
+            path.append(moves[index])
+            index = parents[index]
+        path.reverse()
+        return path
+
+    def save(self) -> dict[str, Any]:
+        return {"keys": self.keys, "parents": self.parents, "moves": self.moves}
+
+    def load(self, saved: dict[str, Any]) -> None:
+        """Fill this (empty) store from `save()`'s output, in place: a loop may hold its
+        arrays already."""
+        self.keys.update(saved["keys"])
+        self.parents.extend(saved["parents"])
+        self.moves.extend(saved["moves"])
+
+
+class IndexedStore(Store):
+    """A store whose keys map to their indices: where an edge leads to a known state."""
+
+    def __init__(self, exact: bool = False) -> None:
+        super().__init__(exact)
+        self.keys = {}
+
+    def add(self, key: Any, parent: int, move: int) -> int:
+        index = self.keys[key] = len(self.parents)
+        self.parents.append(parent)
+        self.moves.append(move)
+        return index
+
+    def index_of(self, key: Any) -> int | None:
+        return self.keys.get(key)
+
+    def states(self) -> tuple[Any, ...]:
+        """The states in index order (exact stores only: their keys are the states)."""
+        assert self.exact
+        return tuple(self.keys)
