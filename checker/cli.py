@@ -33,14 +33,22 @@ from leadercheck.checker.bench import (
     with_reductions,
 )
 from leadercheck.checker.checkpoint import Checkpoints
-from leadercheck.checker.engines import EngineOptions, default_max_memory, searcher
+from leadercheck.checker.engine.settings import (
+    DEFAULT_DEPTH,
+    DEFAULT_SECONDS,
+    NO_REDUCTIONS,
+    Reductions,
+    Sampling,
+    SearchSettings,
+    default_max_memory,
+)
+from leadercheck.checker.engines import describe, searcher
 from leadercheck.checker.errors import LeadercheckError, ModelError
 from leadercheck.checker.gate import CaseOutcome, GateCase, GateReport, judge
 from leadercheck.checker.graph import GraphTooLarge, StateGraph, fitting_parameters, state_graph
 from leadercheck.checker.hashing import pin_hashing
 from leadercheck.checker.measure import measure
 from leadercheck.checker.model import Model
-from leadercheck.checker.parallel import CHECKPOINTS_NEED_ONE_PROCESS
 from leadercheck.checker.properties import Property
 from leadercheck.checker.protocols import Catalogue, built_in, load_catalogue
 from leadercheck.checker.render.cost_plot import write_cost_plot
@@ -68,20 +76,9 @@ from leadercheck.checker.render.text import step_count
 from leadercheck.checker.render.trace_file import load_trace
 from leadercheck.checker.replay import Replay, SavedTrace, replay
 from leadercheck.checker.result import CheckResult, EndReason, Verdict
-from leadercheck.checker.sampling.options import (
-    BITSTATE,
-    DEFAULT_DEPTH,
-    DEFAULT_MEMORY,
-    DEFAULT_SAMPLING,
-    DEFAULT_SECONDS,
-    MAX_SWARM,
-    SIMULATE,
-    Sampling,
-)
-from leadercheck.checker.search import NO_BOUNDS, Bounds
+from leadercheck.checker.sampling.options import MAX_SWARM, SIMULATE
 from leadercheck.checker.sizes import parse_size
-from leadercheck.checker.strategies import help_lines, names
-from leadercheck.checker.successors import Reductions
+from leadercheck.checker.strategies import help_lines, iter_strategies, names, strategy
 from leadercheck.models.catalogue import PROTOCOLS, lookup
 from leadercheck.models.params import ProtocolEntry
 from leadercheck.specs.expectations import load_expectations
@@ -98,15 +95,13 @@ README_BLOCK = "verdicts"
 class Options:
     params: tuple[str, ...]
     nodes: int | None
-    max_states: int | None
-    max_depth: int | None
     out: Path
     as_json: bool
     with_stats: bool = False
     with_html: bool = False
     html_dir: Path = Path("counterexamples")
     state_graph: bool = False
-    engine: EngineOptions = field(default_factory=EngineOptions)
+    search: SearchSettings = field(default_factory=SearchSettings)  # whole, to the strategy
     out_given: bool = False  # --out on the command line (not its default)
     checkpoint_dir: Path | None = None
     resume_dir: Path | None = None
@@ -442,46 +437,45 @@ def main(
     if ctx.invoked_subcommand is not None:
         return
     pages = Path(html_dir) if html_dir else out
-    given_sampling = {
-        "--seed": seed,
-        "--depth": walk_depth,
-        "--walks": walks,
-        "--time": time_budget,
-        "--memory": bit_memory,
-        "--swarm": swarm,
-    }
     try:
-        if run_all and (engine in SAMPLED or any(v is not None for v in given_sampling.values())):
+        sampling = Sampling.of(
+            seed=seed,
+            depth=walk_depth,
+            walks=walks,
+            seconds=time_budget,
+            memory=parse_size(bit_memory) if bit_memory is not None else None,
+        )
+        if run_all and (_is_sampled(engine) or sampling.given or swarm is not None):
             raise LeadercheckError(
                 "--all judges each protocol with the strategy specs/ names for it; drop "
                 "--strategy simulate/bitstate and its options"
             )
         workers_given = ctx.get_parameter_source("workers") is not ParameterSource.DEFAULT
         engine, workers = _swarm(engine, workers, workers_given, swarm)
-        sampling = _sampling(engine, given_sampling, max_depth)
-        engine_options = EngineOptions(
-            Reductions(symmetry=symmetry, por=por, exact=exact),
-            workers,
-            engine,
-            address,
-            parse_size(max_memory) if max_memory is not None else default_max_memory(),
-            sampling,
+        settings = SearchSettings(
+            strategy=engine,
+            workers=workers,
+            address=address,
+            max_states=max_states,
+            max_depth=max_depth,
+            max_memory=parse_size(max_memory) if max_memory is not None else default_max_memory(),
+            reductions=Reductions(symmetry=symmetry, por=por, exact=exact),
+            sampling=sampling,
         )
+        describe(settings)  # the strategy refuses what it cannot honour, before any work
     except LeadercheckError as exc:
         _fail(exc, debug)
         ctx.exit(USAGE_ERROR)
     opts = Options(
         params=params,
         nodes=nodes,
-        max_states=max_states,
-        max_depth=max_depth,
         out=out,
         as_json=as_json,
         with_stats=with_stats,
         with_html=html_dir is not None,
         html_dir=pages,
         state_graph=diagram == "state-graph",
-        engine=engine_options,
+        search=settings,
         out_given=ctx.get_parameter_source("out") is not ParameterSource.DEFAULT,
         checkpoint_dir=checkpoint_dir,
         resume_dir=resume_dir,
@@ -558,7 +552,8 @@ def main(
     ctx.exit(code)
 
 
-SAMPLED = (SIMULATE, BITSTATE)  # the sampled strategies (checker/sampling/)
+def _is_sampled(engine: str | None) -> bool:
+    return engine is not None and engine in names() and strategy(engine).sampled
 
 
 def _swarm(
@@ -570,37 +565,13 @@ def _swarm(
     if workers_given and workers != swarm:
         raise LeadercheckError(f"--swarm {swarm} and --workers {workers}: give one")
     if engine is None:
-        engine = "simulate"
-    if engine not in SAMPLED:
+        engine = SIMULATE
+    if not _is_sampled(engine):
+        sampled = " or ".join(s.name for s in iter_strategies() if s.sampled)
         raise LeadercheckError(
-            f"--swarm runs sampled searches (--strategy simulate or bitstate), not {engine}"
+            f"--swarm runs sampled searches (--strategy {sampled}), not {engine}"
         )
     return engine, swarm
-
-
-def _sampling(engine: str | None, given: Mapping[str, Any], max_depth: int | None) -> Sampling:
-    """The sampled strategies' options, each refused where it means nothing."""
-    used = [flag for flag, value in given.items() if value is not None and flag != "--swarm"]
-    if engine not in SAMPLED:
-        if used:
-            wants = "bitstate" if used[0] == "--memory" else "simulate"
-            raise LeadercheckError(f"{used[0]} is an option of --strategy {wants}")
-        return DEFAULT_SAMPLING
-    refused = {"simulate": ("--memory",), "bitstate": ("--depth", "--walks")}[engine]
-    wrong = [flag for flag in used if flag in refused]
-    if wrong:
-        owner = "bitstate" if engine == "simulate" else "simulate"
-        raise LeadercheckError(f"{wrong[0]} is an option of --strategy {owner}, not {engine}")
-    if engine == "simulate" and max_depth is not None:
-        raise LeadercheckError("--strategy simulate: a walk's length is --depth D, not --max-depth")
-    memory = given["--memory"]
-    return Sampling(
-        seed=given["--seed"] if given["--seed"] is not None else DEFAULT_SAMPLING.seed,
-        depth=given["--depth"] or DEFAULT_DEPTH,
-        walks=given["--walks"],
-        seconds=given["--time"],
-        memory=parse_size(memory) if memory is not None else DEFAULT_MEMORY,
-    )
 
 
 def exit_code(result: CheckResult) -> int:
@@ -761,15 +732,8 @@ def _verify(protocol: ProtocolEntry, catalogue: Catalogue, opts: Options) -> int
     checkpoints = _checkpoints(catalogue, protocol, values, properties, opts)
     progress = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
     try:
-        with searcher(opts.engine) as search:
-            result = search(
-                model,
-                properties,
-                max_states=opts.max_states,
-                max_depth=opts.max_depth,
-                progress=progress,
-                checkpoints=checkpoints,
-            )
+        with searcher(opts.search) as search:
+            result = search(model, properties, progress=progress, checkpoints=checkpoints)
     except ModelError as exc:  # one line; the trace that led there goes to a file
         path = write_model_error(out, protocol.name, values, exc, catalogue.model)
         where = "" if path is None else f"; the trace that led there: {path}"
@@ -786,14 +750,14 @@ def _verify(protocol: ProtocolEntry, catalogue: Catalogue, opts: Options) -> int
         result,
         written,
         expectations.expected(protocol.name),
-        opts.engine.describe(),
+        describe(opts.search),
         catalogue.model,
     )
     tables: list[MeasureTable] = []
     if opts.with_stats and result.end is not EndReason.INTERRUPTED:  # Ctrl-C ends the run
-        bounds = Bounds(opts.max_states, opts.max_depth, opts.engine.max_memory, progress)
+        unreduced = opts.search.but(progress=progress, reductions=NO_REDUCTIONS)
         try:
-            tables = _measure(protocol, bounds)
+            tables = _measure(protocol, unreduced)
         finally:
             if progress is not None:
                 progress.clear()
@@ -851,15 +815,7 @@ def _checkpoints(
     directory = opts.checkpoint_dir or opts.resume_dir
     if directory is None:
         return None
-    if opts.engine.strategy.sampled:
-        raise LeadercheckError(
-            "--checkpoint and --resume save an exhaustive search; a sampled one is run again "
-            "from its --seed"
-        )
-    if opts.engine.strategy.parallel:
-        raise LeadercheckError(CHECKPOINTS_NEED_ONE_PROCESS)
-    check_writable(directory)
-    reductions = opts.engine.reductions
+    reductions = opts.search.reductions
     identity = {
         "model": catalogue.model,
         "protocol": protocol.name,
@@ -870,6 +826,8 @@ def _checkpoints(
         "exact": reductions.exact,
     }
     found = Checkpoints(directory, identity, opts.checkpoint_every, opts.resume_dir)
+    describe(opts.search.but(checkpoints=found))  # the strategy refuses what it cannot save
+    check_writable(directory)
     if opts.resume_dir is not None:
         found.load()  # a missing, unreadable or foreign checkpoint fails here, before the search
     return found
@@ -904,14 +862,15 @@ def _symbolic(
     return cli_solver.synthesize_command(protocol, timeout)
 
 
-def _measure(protocol: ProtocolEntry, bounds: Bounds = NO_BOUNDS) -> list[MeasureTable]:
-    """Run each of the protocol's measures at each of its sizes, within `bounds`; Ctrl-C
-    stops at the measurement it interrupts (the tables so far are returned)."""
+def _measure(protocol: ProtocolEntry, settings: SearchSettings | None = None) -> list[MeasureTable]:
+    """Run each of the protocol's measures at each of its sizes, within the `settings`'
+    bounds (none if not given); Ctrl-C stops at the measurement it interrupts (the tables
+    so far are returned)."""
     tables = []
     for m in protocol.measures:
         rows = []
         for size in m.sizes:
-            found = measure(m.build(size), m.value, m.where, bounds)
+            found = measure(m.build(size), m.value, m.where, settings)
             rows.append((size, found))
             if found is not None and found.end is EndReason.INTERRUPTED:
                 break
@@ -944,7 +903,7 @@ def _gate(
     ]
     names = _gate_names() if catalogue.model is None else list(protocols)
     cases: list[GateCase] = []
-    engines: dict[str, EngineOptions] = {}  # case -> its sampled strategy, if it names one
+    engines: dict[str, SearchSettings] = {}  # case -> its sampled strategy, if it names one
     for name in names:
         for spec in [c for c in expectations.cases.values() if c.protocol == name]:
             protocol = protocols[name]
@@ -967,10 +926,10 @@ def _gate(
             )
             if spec.judged_by is not None:
                 judged = spec.judged_by
-                engines[spec.name] = EngineOptions(
-                    engine=judged.strategy,
+                engines[spec.name] = SearchSettings(
+                    strategy=judged.strategy,
                     workers=judged.workers,
-                    max_memory=opts.engine.max_memory,
+                    max_memory=opts.search.max_memory,
                     sampling=judged.sampling,
                 )
     # Every output is checked before the first search; --html DIR writes only under DIR
@@ -992,7 +951,7 @@ def _gate(
 
         outcomes: list[CaseOutcome] = []
         pages: dict[str, dict[str, str]] = {}
-        exhaustive = stack.enter_context(searcher(opts.engine))
+        exhaustive = stack.enter_context(searcher(opts.search))
         for case in cases:
             sampled = engines.get(case.name)
             search = exhaustive if sampled is None else stack.enter_context(searcher(sampled))
@@ -1005,7 +964,7 @@ def _gate(
                     err=True,
                 )
                 return INCOMPLETE
-            shortest = not opts.engine.reductions.por  # POR keeps verdicts, not trace lengths
+            shortest = not opts.search.reductions.por  # POR keeps verdicts, not trace lengths
             outcome = CaseOutcome(case, result, judge(case, result, shortest))
             files = partial(
                 write_counterexamples, case.protocol_name, case.params, result,

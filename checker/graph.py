@@ -15,8 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from leadercheck.checker.engine.explore import Explorer, Limits
+from leadercheck.checker.engine.explore import Explorer
 from leadercheck.checker.engine.observers import EdgeLog
+from leadercheck.checker.engine.settings import unbounded
 from leadercheck.checker.engine.store import IndexedStore, Store
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.guard import check_initial
@@ -112,10 +113,11 @@ def state_graph(model: Model[Any], max_states: int = MAX_GRAPH_STATES) -> StateG
     """Every state (full, in discovery order) and every edge of `model`; GraphTooLarge if
     it has more than `max_states` states."""
     log = EdgeLog()
-    explorer = _explore(model, max_states + 1, log)
-    if explorer.store_full:
+    run = _explore(model, max_states + 1, log)
+    if run.store_full:
         raise GraphTooLarge(count_states(model, COUNT_LIMIT), max_states)
-    states = explorer.store.states()
+    assert isinstance(run.store, IndexedStore)  # a log of edges has one, in index order
+    states = run.store.states()
     edges = tuple((a, b, action.shown()) for a, b, action in log.edges_seen)
     return StateGraph(states, unique_labels(model, states), edges)
 
@@ -126,7 +128,12 @@ def _explore(model: Model[Any], max_states: int, log: EdgeLog | None = None) -> 
     store = IndexedStore(exact=True) if log is not None else Store(exact=True)
     expand = make_expander(model, store.keys, None)
     explorer = Explorer(
-        model, check_initial(model), store, expand, [log] if log else [], Limits(max_states)
+        model,
+        check_initial(model),
+        store,
+        expand,
+        [log] if log else [],
+        unbounded(max_states=max_states),
     )
     end = explorer.run()
     if end is EndReason.INTERRUPTED:

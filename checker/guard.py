@@ -414,18 +414,17 @@ def preflight(
     return list(guard.warnings)
 
 
-def _explore(
-    model: Model[Any], expand: Any, max_states: int, observers: Sequence[Any] = ()
-) -> Any:
+def _explore(model: Model[Any], expand: Any, max_states: int, observers: Sequence[Any] = ()) -> Any:
     """The engine's exploration (checker/engine/explore.py) of `model`, full states as
     keys, until it has met `max_states` states: the small searches beside the real one
     (preflight, --lint's order digest) walk through the same loop. Returns the explorer."""
-    from leadercheck.checker.engine.explore import Explorer, Limits  # noqa: PLC0415 (a cycle)
+    from leadercheck.checker.engine.explore import Explorer  # noqa: PLC0415 (a cycle)
+    from leadercheck.checker.engine.settings import unbounded  # noqa: PLC0415
     from leadercheck.checker.engine.store import IndexedStore, Store  # noqa: PLC0415
 
     initial = check_initial(model)
     store = IndexedStore(exact=True) if observers else Store(exact=True)
-    explorer = Explorer(model, initial, store, expand, observers, Limits(max_states))
+    explorer = Explorer(model, initial, store, expand, observers, unbounded(max_states=max_states))
     explorer.run()
     return explorer
 

@@ -10,25 +10,28 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from leadercheck.checker.engine.settings import SearchSettings, unbounded
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import always
 from leadercheck.checker.result import EndReason, Measurement
-from leadercheck.checker.search import NO_BOUNDS, Bounds, check
+from leadercheck.checker.search import breadth_first
 
 
 def measure(
     model: Model[Any],
     value: Callable[[Any], int],
     where: Callable[[Any], bool],
-    bounds: Bounds = NO_BOUNDS,
+    settings: SearchSettings | None = None,
     with_trace: bool = False,
 ) -> Measurement | None:
     """`value` over every reachable state satisfying `where`; None if there is none.
 
-    The bounds, the memory limit and Ctrl-C apply as to any search; a measurement they cut
+    The settings' bounds (none if not given), the memory limit and Ctrl-C apply as to any
+    search; a measurement they cut
     short says so in its `end` (its figures are then those of the states explored).
     `with_trace` adds the shortest trace to a worst state, at the cost of a second search.
     """
+    settings = settings if settings is not None else unbounded()
     seen: list[int] = []
 
     def record(state: Any) -> bool:
@@ -36,7 +39,7 @@ def measure(
             seen.append(value(state))
         return True
 
-    first = check(model, [always("measure", record)], **bounds.as_kwargs())
+    first = breadth_first(model, [always("measure", record)], settings)
     if not seen:
         if first.end in (EndReason.EXHAUSTED, EndReason.DECIDED):
             return None
@@ -45,6 +48,6 @@ def measure(
     trace = None
     if with_trace:
         reach = always("below-worst", lambda s: not (where(s) and value(s) == worst))
-        trace = check(model, [reach], **bounds.as_kwargs()).result("below-worst").trace
+        trace = breadth_first(model, [reach], settings).result("below-worst").trace
     count = len(seen)
     return Measurement(worst, min(seen), sum(seen) / count, count, trace, first.stats, first.end)

@@ -77,6 +77,7 @@ from typing import Any, NamedTuple, Self
 
 from leadercheck.checker.checkpoint import Checkpoints
 from leadercheck.checker.engine.explore import peak_memory, resident_memory
+from leadercheck.checker.engine.settings import NO_REDUCTIONS, Reductions, SearchSettings
 from leadercheck.checker.engine.store import FP_MASK, NO_PARENT, fingerprint
 from leadercheck.checker.engine.values import Misuse, ValueCheck, reached, unhashable_in
 from leadercheck.checker.errors import LeadercheckError, ModelError
@@ -84,16 +85,8 @@ from leadercheck.checker.guard import call_model, check_initial, model_name
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Property
 from leadercheck.checker.result import CheckResult, EndReason, Progress, Stats
-from leadercheck.checker.search import Bounds, with_liveness
-from leadercheck.checker.successors import (
-    NO_REDUCTIONS,
-    Reductions,
-    decides,
-    judge,
-    make_expander,
-    purpose_of,
-    rebuild_trace,
-)
+from leadercheck.checker.search import with_liveness
+from leadercheck.checker.successors import decides, judge, make_expander, purpose_of, rebuild_trace
 from leadercheck.checker.trace import Trace
 
 # A key packs (parent rank, move) into one int that sorts as the pair does; the initial
@@ -133,31 +126,55 @@ def check_parallel(
     transport: Transport | None = None,
     checkpoints: Checkpoints | None = None,
 ) -> CheckResult:
-    """`check()` with the states partitioned among `workers` workers (see the module doc).
+    """`check()` with the states partitioned among `workers` workers (see the module doc);
+    the keywords are those of `SearchSettings`, made here once for `partitioned`."""
+    settings = SearchSettings(
+        workers=workers,
+        max_states=max_states,
+        max_depth=max_depth,
+        max_memory=max_memory,
+        reductions=reductions,
+        progress=progress,
+        checkpoints=checkpoints,
+    )
+    return partitioned(model, properties, settings, transport)
 
-    `transport` runs the workers; None forks `workers` processes (Linux: the "fork" start
-    method) and ends them before returning. A given transport must have `workers`
-    workers; its workers are ended before returning, the transport itself stays open.
-    `progress` is called once per breadth-first level. Bounds as in `check()`, checked
-    at the end of each level.
-    """
-    if workers < 1:
-        raise LeadercheckError(f"workers must be at least 1, got {workers}")
-    if reductions.por and workers > 1:
+
+def refuse_for_partitions(settings: SearchSettings) -> None:
+    """What the partitioned search cannot honour, in one line each."""
+    if settings.workers < 1:
+        raise LeadercheckError(f"--workers must be at least 1, got {settings.workers}")
+    if settings.reductions.por and settings.workers > 1:
         raise LeadercheckError(POR_NEEDS_ONE_WORKER)
-    if reductions.exact:
+    if settings.reductions.exact:
         raise LeadercheckError(EXACT_NEEDS_ONE_PROCESS)
-    if checkpoints is not None:
+    if settings.checkpoints is not None:
         raise LeadercheckError(CHECKPOINTS_NEED_ONE_PROCESS)
+
+
+def partitioned(
+    model: Model[Any],
+    properties: Sequence[Property],
+    settings: SearchSettings,
+    transport: Transport | None = None,
+) -> CheckResult:
+    """The search with its states partitioned among `settings.workers` workers.
+
+    `transport` runs the workers; None forks them as processes (Linux: the "fork" start
+    method) and ends them before returning. A given transport must have as many workers;
+    its workers are ended before returning, the transport itself stays open. `progress`
+    is called once per breadth-first level. Bounds as in `check()`, checked at the end of
+    each level.
+    """
+    refuse_for_partitions(settings)
+    workers = settings.workers
     if transport is not None and transport.workers != workers:
         raise LeadercheckError(f"the transport runs {transport.workers} workers, not {workers}")
 
     def safety_search(safety: Sequence[Property]) -> CheckResult:
         own = transport is None
         used = ProcessTransport(workers) if transport is None else transport
-        coordinator = _Coordinator(
-            model, safety, used, max_states, max_depth, max_memory, reductions, progress
-        )
+        coordinator = _Coordinator(model, safety, used, settings)
         try:
             return coordinator.run()
         finally:
@@ -165,9 +182,8 @@ def check_parallel(
             if own:
                 used.close()
 
-    bounds = Bounds(max_states, max_depth, max_memory, progress)
     why = "the workers each hold a part of the graph, and fair cycles need all of it"
-    return with_liveness(model, properties, bounds, safety_search, why)
+    return with_liveness(model, properties, settings, safety_search, why)
 
 
 # -- what crosses between the coordinator and the workers ------------------------
@@ -795,22 +811,18 @@ class _Coordinator:
         model: Model[Any],
         properties: Sequence[Property],
         transport: Transport,
-        max_states: int | None,
-        max_depth: int | None,
-        max_memory: int | None,
-        reductions: Reductions,
-        progress: Callable[[Progress], None] | None,
+        settings: SearchSettings,
     ) -> None:
         self.model = model
         self.properties = tuple(properties)
         self.transport = transport
         self.k = transport.workers
-        self.max_states = max_states
-        self.max_depth = max_depth
-        self.max_memory = max_memory
-        self.reductions = reductions
-        self.canonical = reductions.canonical(model)
-        self.progress = progress
+        self.max_states = settings.max_states
+        self.max_depth = settings.max_depth
+        self.max_memory = settings.max_memory
+        self.reductions = settings.reductions
+        self.canonical = settings.reductions.canonical(model)
+        self.progress = settings.progress
         self.initial: list[Any] = []
         self.found: dict[int, list[int]] = {}  # property index -> moves to its deciding state
         self.distinct = 0

@@ -22,17 +22,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from leadercheck.checker.checkpoint import Checkpoints
-from leadercheck.checker.engine.explore import Explorer, Limits, peak_memory, resident_memory
+from leadercheck.checker.engine.explore import Explorer, peak_memory, resident_memory
 from leadercheck.checker.engine.observers import (
     Checkpointing,
     Claims,
     FairnessObserver,
     Observer,
 )
+from leadercheck.checker.engine.settings import NO_REDUCTIONS, Reductions, SearchSettings
 from leadercheck.checker.engine.store import IndexedStore, Store
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.guard import call_model, check_initial, model_name
@@ -48,13 +49,7 @@ from leadercheck.checker.result import (
     Stats,
     Verdict,
 )
-from leadercheck.checker.successors import (
-    NO_REDUCTIONS,
-    Reductions,
-    judge,
-    make_expander,
-    purpose_of,
-)
+from leadercheck.checker.successors import judge, make_expander, purpose_of
 
 S = TypeVar("S")
 
@@ -80,16 +75,34 @@ def check(
     node symmetry (no effect on a model that declares none). `progress`, if given, is
     called every PROGRESS_EVERY new states; it decides itself whether to show anything.
 
+    The keywords are those of `SearchSettings` (checker/engine/settings.py), made here
+    once for `breadth_first`, which the strategies call with their settings whole.
+    """
+    settings = SearchSettings(
+        max_states=max_states,
+        max_depth=max_depth,
+        max_memory=max_memory,
+        reductions=reductions,
+        progress=progress,
+        checkpoints=checkpoints,
+    )
+    return breadth_first(model, properties, settings)
+
+
+def breadth_first(
+    model: Model[S], properties: Sequence[Property], settings: SearchSettings
+) -> CheckResult:
+    """`check()` with its settings whole.
+
     Liveness properties are judged on the fairness graph that the same exploration
     records (checker/liveness.py). Under a reduction the graph would be the reduced
     one, which does not keep fair cycles, so the reduced search judges the other
     properties and a second, unreduced exploration the liveness ones (with a note).
     """
-    bounds = Bounds(max_states, max_depth, max_memory, progress, checkpoints)
-    exact = reductions.exact
+    reductions = settings.reductions
     if not reductions.symmetry and not reductions.por:
-        return _Search(model, properties, bounds, exact).run()
-    if checkpoints is not None and any(p.kind in LIVENESS for p in properties):
+        return _Search(model, properties, settings).run()
+    if settings.checkpoints is not None and any(p.kind in LIVENESS for p in properties):
         raise LeadercheckError(
             "--checkpoint with --symmetry or --por needs a protocol without liveness claims "
             "(its check is then two searches)"
@@ -97,44 +110,18 @@ def check(
 
     def reduced_search(safety: Sequence[Property]) -> CheckResult:
         canonical = reductions.canonical(model)
-        return _Search(model, safety, bounds, exact, canonical, reductions.por).run()
+        return _Search(model, safety, settings, canonical, reductions.por).run()
 
     why = "symmetry and partial-order reduction do not keep fair cycles"
-    return with_liveness(model, properties, bounds, reduced_search, why, exact)
-
-
-@dataclass(frozen=True)
-class Bounds:
-    """What may stop a search early, whom to tell how it goes, and where it saves its
-    progress so that it can go on later (checker/checkpoint.py)."""
-
-    max_states: int | None = None
-    max_depth: int | None = None
-    max_memory: int | None = None
-    progress: Callable[[Progress], None] | None = None
-    checkpoints: Checkpoints | None = None
-
-    def as_kwargs(self) -> dict[str, Any]:
-        """The bounds as the keyword arguments of `check()`."""
-        return {
-            "max_states": self.max_states,
-            "max_depth": self.max_depth,
-            "max_memory": self.max_memory,
-            "progress": self.progress,
-            "checkpoints": self.checkpoints,
-        }
-
-
-NO_BOUNDS = Bounds()
+    return with_liveness(model, properties, settings, reduced_search, why)
 
 
 def with_liveness(
     model: Model[S],
     properties: Sequence[Property],
-    bounds: Bounds,
+    settings: SearchSettings,
     first_search: Callable[[Sequence[Property]], CheckResult],
     why: str,
-    exact: bool = False,
 ) -> CheckResult:
     """Judge the safety properties with `first_search` (reduced, or over workers), then
     the liveness ones on an unreduced one-process exploration; results in the order given.
@@ -151,7 +138,7 @@ def with_liveness(
     if first is not None and first.end is EndReason.INTERRUPTED:
         skipped = [PropertyResult(p, Verdict.INCOMPLETE, None, "interrupted") for p in live]
         return _merge(properties, [first], skipped, first.end, note)
-    second = _Search(model, live, bounds, exact).run()
+    second = _Search(model, live, settings).run()
     end = second.end
     if first is not None and first.end not in (EndReason.EXHAUSTED, EndReason.DECIDED):
         end = first.end
@@ -198,25 +185,24 @@ class _Search:
         self,
         model: Model[Any],
         properties: Sequence[Property],
-        bounds: Bounds,
-        exact: bool = False,
+        settings: SearchSettings,
         canonical: Callable[[Any], Any] | None = None,
         por: bool = False,
     ) -> None:
         self.model = model
         self.properties = tuple(properties)
-        self.bounds = bounds
-        self.exact = exact
+        self.settings = settings
+        self.exact = settings.reductions.exact
         self.canonical = canonical
         self.por = por
-        self.checkpoints = bounds.checkpoints
+        self.checkpoints = settings.checkpoints
         live = [p for p in self.properties if p.kind in LIVENESS]
         self.graph = FairnessGraph(live) if live else None
         self.claims = Claims(self.properties)
 
     def run(self) -> CheckResult:
         start = time.perf_counter()
-        model, bounds, graph = self.model, self.bounds, self.graph
+        model, graph = self.model, self.graph
         # checked, cheaply: a list, a bare state or an identity-hashed one is a ModelError
         initial = call_model(lambda: check_initial(model), "initial_states")
         store = IndexedStore(self.exact) if graph is not None else Store(self.exact)
@@ -227,8 +213,7 @@ class _Search:
         if cp is not None:
             observers.append(Checkpointing(cp))
         expand = make_expander(model, store.keys, self.canonical, self.por, self.exact)
-        limits = Limits(bounds.max_states, bounds.max_depth, bounds.max_memory, bounds.progress)
-        explorer = Explorer(model, initial, store, expand, observers, limits, self.canonical)
+        explorer = Explorer(model, initial, store, expand, observers, self.settings, self.canonical)
         saved = cp.load() if cp is not None and cp.resume_from is not None else None
         end = explorer.run(saved)
         self.explorer = explorer
@@ -276,7 +261,7 @@ class _Search:
         live = graph.properties
         cut: EndReason | None = EndReason.INTERRUPTED if end is EndReason.INTERRUPTED else None
         results: list[PropertyResult] = []
-        max_memory = self.bounds.max_memory
+        max_memory = self.settings.max_memory
         if cut is None:
             try:
                 if max_memory is not None and resident_memory() >= max_memory:

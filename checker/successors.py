@@ -8,7 +8,6 @@ parent's successors, and both apply the same reductions when expanding a state.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from leadercheck.checker.engine.store import FP_MASK, store_key
@@ -17,7 +16,6 @@ from leadercheck.checker.guard import model_name
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Kind, Property
 from leadercheck.checker.result import EndReason, PropertyResult, Verdict
-from leadercheck.checker.symmetry import canonicalizer
 from leadercheck.checker.trace import Step, Trace
 
 # Given a state: how many successors it generated, and the (move, next state) pairs that
@@ -26,6 +24,7 @@ from leadercheck.checker.trace import Step, Trace
 # the unreduced expander pairs every next state with its position.
 Expander = Callable[[Any], tuple[int, Iterable[tuple[int, Any]]]]
 MAX_ALIASES = 1 << 20  # a cache: forgetting it costs time, never correctness
+
 
 def representer(
     seen: set[Any], canonical: Callable[[Any], Any] | None, exact: bool = False
@@ -48,22 +47,6 @@ def representer(
         return rep
 
     return represent
-
-
-@dataclass(frozen=True)
-class Reductions:
-    """Which state-space reductions a search applies."""
-
-    symmetry: bool = False  # one representative per orbit of the model's node symmetry
-    por: bool = False  # partial-order reduction over the model's local actions
-    exact: bool = False  # keep full states, not 60-bit fingerprints (no collision possible)
-
-    def canonical(self, model: Model[Any]) -> Callable[[Any], Any] | None:
-        """The representative function, or None when symmetry is off or not declared."""
-        return canonicalizer(model) if self.symmetry else None
-
-
-NO_REDUCTIONS = Reductions()
 
 
 def make_expander(

@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from leadercheck.checker.engine.settings import DEFAULT_SAMPLING, Sampling
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.properties import Kind, Property
 from leadercheck.checker.result import Verdict
-from leadercheck.checker.sampling.options import BITSTATE, DEFAULT_SAMPLING, SIMULATE, Sampling
+from leadercheck.checker.sampling.options import BITSTATE, SIMULATE
 from leadercheck.checker.sizes import format_size, parse_size
 from leadercheck.specs.claims import PROPERTIES
 

@@ -4,7 +4,7 @@ Every breadth-first walk of a model goes through `Explorer`: the search for a ve
 (checker/search.py), the fairness graph that liveness is judged on, the drawn state graph
 (checker/graph.py), the guard's preflight and `--lint`'s order digest (checker/guard.py).
 They differ only in their store (fingerprints or states, a set or an index), their expander
-(reductions or none), their observers and their limits.
+(reductions or none), their observers and their settings (bounds, progress).
 
 Observers (checker/engine/observers.py) see each new state (`visit`, in index order), and,
 if they ask for edges, every expanded state's edges (`expanded`): the edges mode expands
@@ -16,9 +16,10 @@ part compared by identity, and each expanded state is hashed before and after it
 and found in the store when it leaves the frontier. What model code raises, and what is no
 value, is a ModelError carrying the trace that led there.
 
-Limits: a state bound (after the state that reaches it is visited), the process's resident
-memory and the progress callback (every PROGRESS_EVERY states), a depth bound (at a level's
-start: the search is then EXHAUSTED if no state beyond it is new), and Ctrl-C.
+Bounds (the settings', checker/engine/settings.py): a state bound (after the state that
+reaches it is visited), the process's resident memory and the progress callback (every
+PROGRESS_EVERY states), a depth bound (at a level's start: the search is then EXHAUSTED if
+no state beyond it is new), and Ctrl-C.
 """
 
 from __future__ import annotations
@@ -26,11 +27,11 @@ from __future__ import annotations
 import resource
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from leadercheck.checker.engine.frontier import Frontier
 from leadercheck.checker.engine.observers import Observer, ObserverRaised
+from leadercheck.checker.engine.settings import SearchSettings
 from leadercheck.checker.engine.store import FP_MASK, NO_PARENT, IndexedStore, Store
 from leadercheck.checker.engine.values import Misuse, ValueCheck, reached, unhashable_in
 from leadercheck.checker.errors import LeadercheckError, ModelError
@@ -45,19 +46,6 @@ HASH_DIFFERS = (
     "checkpoint, so its fingerprints cannot be trusted; `verify` pins hashing itself "
     "(PYTHONHASHSEED=0, and setarch -R before Python 3.12): resume with the same command"
 )
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What may stop an exploration early, and whom to tell how it goes."""
-
-    max_states: int | None = None
-    max_depth: int | None = None
-    max_memory: int | None = None  # bytes of resident memory
-    progress: Callable[[Progress], None] | None = None
-
-
-NO_LIMITS = Limits()
 
 
 def resident_memory() -> int:
@@ -90,7 +78,7 @@ class Explorer:
         store: Store,
         expand: Expander | None,
         observers: Sequence[Observer],
-        limits: Limits = NO_LIMITS,
+        settings: SearchSettings,
         canonical: Callable[[Any], Any] | None = None,
         values: ValueCheck | None = None,
     ) -> None:
@@ -104,8 +92,8 @@ class Explorer:
             raise TypeError("an observer of edges needs an IndexedStore")
         if not self.edge_observers and expand is None:
             raise TypeError("an exploration without edges needs an expander")
-        self.limits = limits
-        self.max_states = limits.max_states if limits.max_states is not None else 1 << 62
+        self.settings = settings  # its bounds and progress callback are read here
+        self.max_states = settings.max_states if settings.max_states is not None else 1 << 62
         self.canonical = canonical
         self.values = values if values is not None else ValueCheck(_model_name(model))
         self.frontier = Frontier()
@@ -154,13 +142,13 @@ class Explorer:
         return None
 
     def _loop(self, expand_one: Callable[[Any, int], EndReason | None]) -> EndReason:
-        frontier, store, limits = self.frontier, self.store, self.limits
+        frontier, store, settings = self.frontier, self.store, self.settings
         queue = frontier.queue
         while queue:
             if frontier.next == frontier.level_end:  # a level starts: the queue holds it
                 for observer in self.observers:
                     observer.level(self)
-                if limits.max_depth is not None and frontier.depth >= limits.max_depth:
+                if settings.max_depth is not None and frontier.depth >= settings.max_depth:
                     return EndReason.MAX_DEPTH if self._beyond() else EndReason.EXHAUSTED
                 frontier.begin_level(len(store))
             state = queue.popleft()
@@ -257,7 +245,7 @@ class Explorer:
             return EndReason.MAX_STATES
         return None
 
-    # -- observers and limits ----------------------------------------------------------
+    # -- observers and bounds ----------------------------------------------------------
 
     def _visit(self, state: Any, index: int, initial: bool) -> bool:
         """Tell the observers of a new state; True once all are done (never while one
@@ -269,17 +257,17 @@ class Explorer:
         return decided and all(observer.done for observer in self.observers)
 
     def _bound(self) -> EndReason | None:
-        limits = self.limits
-        if limits.max_states is not None and len(self.store) >= limits.max_states:
+        settings = self.settings
+        if settings.max_states is not None and len(self.store) >= settings.max_states:
             return EndReason.MAX_STATES
-        if limits.max_memory is not None and resident_memory() >= limits.max_memory:
+        if settings.max_memory is not None and resident_memory() >= settings.max_memory:
             return EndReason.MAX_MEMORY
         return None
 
     def _report(self) -> None:
-        if self.limits.progress is not None:
+        if self.settings.progress is not None:
             f = self.frontier
-            self.limits.progress(
+            self.settings.progress(
                 Progress(len(self.store), self.generated, len(f), f.depth, self.seconds)
             )
 

@@ -9,10 +9,10 @@ from typing import Any, NamedTuple
 
 from leadercheck.checker.engine.explore import peak_memory, resident_memory
 from leadercheck.checker.engine.observers import StateClaims
+from leadercheck.checker.engine.settings import Sampling
 from leadercheck.checker.engine.values import ValueCheck
 from leadercheck.checker.guard import model_name
 from leadercheck.checker.parallel import Failure, WorkerSetup, failure_of, quiet_gc
-from leadercheck.checker.sampling.options import Sampling
 
 # Where a claim was decided, as an order every run agrees on: (walk index,) for a
 # simulation, (round, worker) for a bitstate search. The smallest wins.

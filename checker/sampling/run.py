@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from leadercheck.checker.engine.explore import peak_memory, resident_memory
+from leadercheck.checker.engine.settings import NO_REDUCTIONS, SearchSettings
 from leadercheck.checker.errors import ModelError
 from leadercheck.checker.guard import call_model, check_initial, model_name
 from leadercheck.checker.model import Model
@@ -41,12 +42,11 @@ from leadercheck.checker.result import (
 )
 from leadercheck.checker.sampling.bits import implied_states, union_bits, usable_bytes
 from leadercheck.checker.sampling.depth_first import BitstateWorker
-from leadercheck.checker.sampling.options import BITSTATE, SIMULATE, Sampling
+from leadercheck.checker.sampling.options import BITSTATE, SIMULATE
 from leadercheck.checker.sampling.report import NO_VIOLATION, OrderKey, SampledSetup, WorkerReport
 from leadercheck.checker.sampling.shorten import Shortening, shorten
 from leadercheck.checker.sampling.walks import WalkWorker
-from leadercheck.checker.search import Bounds
-from leadercheck.checker.successors import NO_REDUCTIONS, decides, judge, purpose_of, rebuild_trace
+from leadercheck.checker.successors import decides, judge, purpose_of, rebuild_trace
 from leadercheck.checker.trace import Trace
 
 ROUND_SECONDS = 0.3  # a simulation sizes its rounds to about this long
@@ -120,14 +120,12 @@ class _Merged:
 def check_sampled(
     model: Model[Any],
     properties: Sequence[Property],
-    bounds: Bounds,
-    sampling: Sampling,
+    settings: SearchSettings,
     kind: str,
-    workers: int = 1,
 ) -> CheckResult:
     """Search `model` by random walks (`kind` SIMULATE) or bitstate depth-first search
-    (BITSTATE), with `workers` diversified workers (more than one: a swarm)."""
-    return _Run(model, properties, bounds, sampling, kind, workers).run()
+    (BITSTATE), with `settings.workers` diversified workers (more than one: a swarm)."""
+    return _Run(model, properties, settings, kind).run()
 
 
 class _Run:
@@ -135,13 +133,12 @@ class _Run:
         self,
         model: Model[Any],
         properties: Sequence[Property],
-        bounds: Bounds,
-        sampling: Sampling,
+        settings: SearchSettings,
         kind: str,
-        workers: int,
     ) -> None:
-        self.model, self.properties, self.bounds = model, tuple(properties), bounds
-        self.sampling, self.kind, self.k = sampling, kind, workers
+        self.model, self.properties, self.settings = model, tuple(properties), settings
+        self.sampling, self.kind, self.k = settings.sampling, kind, settings.workers
+        workers = settings.workers
         self.claims = tuple(p for p in self.properties if p.kind not in LIVENESS)
         self.invariant_names = {p.name for p in self.claims if p.kind is Kind.ALWAYS}
         self.walking = kind == SIMULATE
@@ -160,7 +157,7 @@ class _Run:
             self.claims,
             NO_REDUCTIONS,
             self.k,
-            SampledSetup(self.sampling, self.bounds.max_depth, first),
+            SampledSetup(self.sampling, self.settings.max_depth, first),
         )
         transport = SwarmTransport(self.k, factory)
         try:
@@ -211,7 +208,7 @@ class _Run:
             )
         if self.claims and len(found) == len(self.claims):
             return EndReason.DECIDED
-        max_states, max_memory = self.bounds.max_states, self.bounds.max_memory
+        max_states, max_memory = self.settings.max_states, self.settings.max_memory
         if max_states is not None and self.merged.total("distinct") >= max_states:
             return EndReason.MAX_STATES
         resident = self.merged.forked("resident") + resident_memory()
@@ -226,13 +223,13 @@ class _Run:
         return None
 
     def _progress(self) -> None:
-        if self.bounds.progress is None:
+        if self.settings.progress is None:
             return
         m = self.merged
         queue, label = (
             (m.total("walks"), "walks") if self.walking else (m.total("steps"), "expanded")
         )
-        self.bounds.progress(
+        self.settings.progress(
             Progress(
                 m.total("distinct"),
                 m.total("generated"),

@@ -3,14 +3,17 @@ and bitstate.py): the options they refuse, the search they run, how a report nam
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
+from leadercheck.checker.engine.settings import SAMPLING_FLAGS, SearchSettings
 from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.model import Model
+from leadercheck.checker.properties import Property
 from leadercheck.checker.result import CheckResult
 from leadercheck.checker.sampling.options import MAX_SWARM
 from leadercheck.checker.sampling.run import check_sampled
-from leadercheck.checker.strategies import Request, Strategy
-from leadercheck.checker.successors import Reductions
+from leadercheck.checker.strategies import Strategy, iter_strategies
 
 
 class Sampled(Strategy):
@@ -22,30 +25,45 @@ class Sampled(Strategy):
     sampled = True
     what: str  # one such search, in the report's words
     swarm_of: str  # its kind, as in "a swarm of K diversified ... searches"
+    options: ClassVar[frozenset[str]]  # the Sampling fields it takes (with seed and time)
 
-    def check_options(self, workers: int, address: str | None, reductions: Reductions) -> None:
-        used = [
-            flag
-            for flag, on in (
-                ("--symmetry", reductions.symmetry),
-                ("--por", reductions.por),
-                ("--exact", reductions.exact),
-                ("--address", address is not None),
-            )
-            if on
-        ]
+    def takes(self, flag: str) -> bool:
+        return any(SAMPLING_FLAGS[name] == flag for name in self.options)
+
+    def validate(self, settings: SearchSettings) -> None:
+        used = settings.reductions.flags()
+        if settings.address is not None:
+            used.append("--address")
         if used:
             raise LeadercheckError(
                 f"{used[0]} applies to the exhaustive searches, not to --strategy {self.name}"
             )
+        if settings.checkpoints is not None:
+            raise LeadercheckError(
+                "--checkpoint and --resume save an exhaustive search; a sampled one is run "
+                "again from its --seed"
+            )
+        workers = settings.workers
+        if workers < 1:
+            raise LeadercheckError(f"--workers must be at least 1, got {workers}")
         if workers > MAX_SWARM:
             raise LeadercheckError(
                 f"--strategy {self.name} runs at most {MAX_SWARM} workers, not {workers}"
             )
+        wrong = [name for name in sorted(settings.sampling.given) if name not in self.options]
+        if wrong:
+            flag = SAMPLING_FLAGS[wrong[0]]
+            owner = next(s.name for s in iter_strategies() if s.sampled and s.takes(flag))
+            raise LeadercheckError(f"{flag} is an option of --strategy {owner}, not {self.name}")
 
-    def search(self, shared: Any, request: Request) -> CheckResult:
-        r = request
-        return check_sampled(r.model, r.properties, r.bounds, r.sampling, self.kind, r.workers)
+    def search(
+        self,
+        shared: Any,
+        model: Model[Any],
+        properties: Sequence[Property],
+        settings: SearchSettings,
+    ) -> CheckResult:
+        return check_sampled(model, properties, settings, self.kind)
 
     def describe(self, workers: int) -> str:
         if workers == 1:

@@ -4,7 +4,8 @@ A strategy is one module of this package that subclasses `Strategy` and register
 instance with `register`. Every module here is imported when the registry is first read,
 so adding an engine is adding a module: `verify --engine`, `verify --help` and
 `verify bench` list what is registered. All strategies take the same model, properties,
-bounds and reductions and return the same `CheckResult`.
+settings (checker/engine/settings.py) and return the same `CheckResult`; each refuses
+what it cannot honour itself (`validate`), so adding a strategy touches one module.
 """
 
 from __future__ import annotations
@@ -14,36 +15,21 @@ import pkgutil
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from leadercheck.checker.engine.settings import SearchSettings
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import Model
-from leadercheck.checker.parallel import EXACT_NEEDS_ONE_PROCESS, POR_NEEDS_ONE_WORKER
 from leadercheck.checker.properties import Property
 from leadercheck.checker.result import CheckResult
-from leadercheck.checker.sampling.options import DEFAULT_SAMPLING, Sampling
-from leadercheck.checker.search import Bounds
-from leadercheck.checker.successors import Reductions
 
 ONE_PROCESS, PARTITIONED = "bfs", "processes"  # the defaults for --workers 1 and K > 1
 
 
-@dataclass(frozen=True)
-class Request:
-    """One search: what to search, for what, within which bounds, and how."""
-
-    model: Model[Any]
-    properties: Sequence[Property]
-    bounds: Bounds
-    reductions: Reductions
-    workers: int = 1
-    sampling: Sampling = DEFAULT_SAMPLING  # what a sampled strategy is given
-
-
 class Strategy(ABC):
     """How to run searches; `session` holds what the searches of one command share (a
-    cluster that starts once and stops at the end), `search` runs one of them."""
+    cluster that starts once and stops at the end), `search` runs one of them, with its
+    settings whole (checker/engine/settings.py)."""
 
     name: ClassVar[str]
     summary: ClassVar[str]  # one line for --help
@@ -54,34 +40,43 @@ class Strategy(ABC):
     # never shows HOLDS, and takes the sampling options (seed, budgets, bit array).
     sampled: ClassVar[bool] = False
 
-    def check_options(self, workers: int, address: str | None, reductions: Reductions) -> None:
-        """Refuse options this strategy cannot honour, before any work."""
+    def validate(self, settings: SearchSettings) -> None:
+        """Refuse, in one line, what this strategy cannot honour, before any work. By
+        default: one process, no --address, none of the sampled searches' options."""
+        workers = settings.workers
+        if workers < 1:
+            raise LeadercheckError(f"--workers must be at least 1, got {workers}")
         if workers > 1 and not self.parallel:
             able = " or ".join(s.name for s in iter_strategies() if s.parallel)
             raise LeadercheckError(
                 f"--engine {self.name} runs in one process; --workers {workers} needs "
                 f"--engine {able}"
             )
-        if address is not None and not self.remote:
+        if settings.address is not None and not self.remote:
             able = " or ".join(s.name for s in iter_strategies() if s.remote)
             raise LeadercheckError(f"--address needs --engine {able}")
-        if reductions.por and workers > 1:
-            raise LeadercheckError(POR_NEEDS_ONE_WORKER)
-        if reductions.exact and self.parallel:
-            raise LeadercheckError(EXACT_NEEDS_ONE_PROCESS)
+        given = settings.sampling.flags()
+        if given and not self.sampled:
+            owners = " or ".join(s.name for s in iter_strategies() if s.takes(given[0]))
+            raise LeadercheckError(f"{given[0]} is an option of --strategy {owners}")
 
-    def check_sampling(self, sampling: Sampling, workers: int, max_memory: int | None) -> None:
-        """Refuse sampling options this strategy cannot honour (the sampled ones' budgets;
-        the exhaustive ones ignore them: the command line refuses them there)."""
-        return None
+    def takes(self, flag: str) -> bool:
+        """Whether this strategy takes the sampled searches' option `flag`."""
+        return False
 
     @contextmanager
-    def session(self, workers: int, address: str | None) -> Iterator[Any]:
+    def session(self, settings: SearchSettings) -> Iterator[Any]:
         """What every search of one command shares (by default nothing)."""
         yield None
 
     @abstractmethod
-    def search(self, shared: Any, request: Request) -> CheckResult:
+    def search(
+        self,
+        shared: Any,
+        model: Model[Any],
+        properties: Sequence[Property],
+        settings: SearchSettings,
+    ) -> CheckResult:
         """One search, given what `session` yielded."""
 
     def describe(self, workers: int) -> str:
@@ -134,3 +129,11 @@ def help_lines() -> str:
 
 def iter_strategies() -> Iterator[Strategy]:
     return (_registry()[n] for n in names())
+
+
+def chosen(settings: SearchSettings) -> Strategy:
+    """The strategy `settings` name (or the default for its workers), which has checked
+    that it can honour them."""
+    found = strategy(settings.strategy, settings.workers)
+    found.validate(settings)
+    return found

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from leadercheck.checker.engine.settings import SearchSettings
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.sampling.bits import usable_bytes
-from leadercheck.checker.sampling.options import BITSTATE, Sampling
+from leadercheck.checker.sampling.options import BITSTATE
 from leadercheck.checker.sampling.strategy import Sampled
 from leadercheck.checker.strategies import register
 
@@ -19,8 +20,12 @@ class Bitstate(Sampled):
         "shows HOLDS, says what collisions may have skipped"
     )
 
-    def check_sampling(self, sampling: Sampling, workers: int, max_memory: int | None) -> None:
+    options = frozenset({"seed", "seconds", "memory"})
+
+    def validate(self, settings: SearchSettings) -> None:
         """Every worker holds a bit array: together they must fit under the memory bound."""
+        super().validate(settings)
+        sampling, workers, max_memory = settings.sampling, settings.workers, settings.max_memory
         arrays = usable_bytes(sampling.memory) * workers
         if max_memory is not None and arrays >= max_memory:
             each = f"{workers} x " if workers > 1 else ""

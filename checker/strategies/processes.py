@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from leadercheck.checker.parallel import check_parallel
+from leadercheck.checker.engine.settings import SearchSettings
+from leadercheck.checker.model import Model
+from leadercheck.checker.parallel import partitioned, refuse_for_partitions
+from leadercheck.checker.properties import Property
 from leadercheck.checker.result import CheckResult
-from leadercheck.checker.strategies import PARTITIONED, Request, Strategy, register
+from leadercheck.checker.strategies import PARTITIONED, Strategy, register
 
 
 class Processes(Strategy):
@@ -15,17 +19,19 @@ class Processes(Strategy):
     parallel = True
     bench_workers = 2
 
-    def search(self, shared: Any, request: Request) -> CheckResult:
+    def validate(self, settings: SearchSettings) -> None:
+        super().validate(settings)
+        refuse_for_partitions(settings)
+
+    def search(
+        self,
+        shared: Any,
+        model: Model[Any],
+        properties: Sequence[Property],
+        settings: SearchSettings,
+    ) -> CheckResult:
         """`shared` is the transport that runs the workers; None forks them per search."""
-        r = request
-        return check_parallel(
-            r.model,
-            r.properties,
-            workers=r.workers,
-            reductions=r.reductions,
-            transport=shared,
-            **r.bounds.as_kwargs(),
-        )
+        return partitioned(model, properties, settings, shared)
 
     def describe(self, workers: int) -> str:
         return f"{workers} worker processes"

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from leadercheck.checker.engine.settings import SearchSettings
 from leadercheck.checker.strategies import register
 from leadercheck.checker.strategies.processes import Processes
 
@@ -21,10 +22,10 @@ class RayActors(Processes):
     remote = True
 
     @contextmanager
-    def session(self, workers: int, address: str | None) -> Iterator[Any]:
+    def session(self, settings: SearchSettings) -> Iterator[Any]:
         from leadercheck.checker.ray_engine import ray_transport  # noqa: PLC0415 (ray is heavy to import)
 
-        transport = ray_transport(workers, address)
+        transport = ray_transport(settings.workers, settings.address)
         try:
             yield transport
         finally:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from leadercheck.checker.engine.settings import SearchSettings
+from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.sampling.options import SIMULATE
 from leadercheck.checker.sampling.strategy import Sampled
 from leadercheck.checker.strategies import register
@@ -16,6 +18,14 @@ class Simulate(Sampled):
         "random walks from the initial states (--seed, --depth, --walks or --time): finds "
         "violations, never shows HOLDS"
     )
+    options = frozenset({"seed", "depth", "walks", "seconds"})
+
+    def validate(self, settings: SearchSettings) -> None:
+        super().validate(settings)
+        if settings.max_depth is not None:
+            raise LeadercheckError(
+                "--strategy simulate: a walk's length is --depth D, not --max-depth"
+            )
 
 
 register(Simulate())

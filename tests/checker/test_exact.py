@@ -12,11 +12,11 @@ from click.testing import CliRunner
 
 from leadercheck.checker import Action, Model
 from leadercheck.checker.cli import main
+from leadercheck.checker.engine.settings import Reductions
 from leadercheck.checker.engine.store import FP_MASK
 from leadercheck.checker.properties import always
 from leadercheck.checker.result import Verdict
 from leadercheck.checker.search import check
-from leadercheck.checker.successors import Reductions
 
 
 class Clash(int):

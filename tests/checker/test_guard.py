@@ -26,6 +26,7 @@ from leadercheck.checker import (
     always,
     check,
 )
+from leadercheck.checker.engine.settings import Reductions
 from leadercheck.checker.guard import (
     SAMPLE_ALL,
     SAMPLE_EVERY,
@@ -38,7 +39,7 @@ from leadercheck.checker.guard import (
 )
 from leadercheck.checker.parallel import check_parallel
 from leadercheck.checker.properties import Property, eventually, sometimes
-from leadercheck.checker.successors import Reductions, verify_trace
+from leadercheck.checker.successors import verify_trace
 from tests.misuse_models import (
     BareInitial,
     ByIdentity,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from leadercheck.checker.engine.settings import unbounded
 from leadercheck.checker.measure import measure
 from leadercheck.checker.result import EndReason
-from leadercheck.checker.search import Bounds
 from tests.toys import Counter
 
 
@@ -23,12 +23,12 @@ def test_nothing_matching_gives_none() -> None:
 
 
 def test_a_bound_cuts_a_measure_and_it_says_so() -> None:
-    m = measure(Counter(9), lambda x: x, lambda x: x > 0, Bounds(max_states=4))
+    m = measure(Counter(9), lambda x: x, lambda x: x > 0, unbounded(max_states=4))
     assert m is not None and not m.complete
     assert m.end is EndReason.MAX_STATES
     assert (m.worst, m.count, m.stats.distinct_states) == (3, 3, 4)
 
 
 def test_a_cut_before_any_matching_state_is_not_taken_for_none() -> None:
-    m = measure(Counter(9), lambda x: x, lambda x: x > 5, Bounds(max_states=3))
+    m = measure(Counter(9), lambda x: x, lambda x: x > 5, unbounded(max_states=3))
     assert m is not None and m.count == 0 and m.end is EndReason.MAX_STATES

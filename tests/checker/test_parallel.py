@@ -28,8 +28,8 @@ from leadercheck.checker import (
     check,
     sometimes,
 )
+from leadercheck.checker.engine.settings import Reductions
 from leadercheck.checker.parallel import ProcessTransport, check_parallel
-from leadercheck.checker.successors import Reductions
 from leadercheck.models.catalogue import lookup
 from leadercheck.specs.expectations import load_expectations
 from tests.strategies import graphs

@@ -14,14 +14,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from leadercheck.checker import Action, Model, always, sometimes
+from leadercheck.checker.engine.settings import Sampling, unbounded
 from leadercheck.checker.errors import ModelError
 from leadercheck.checker.properties import Kind
 from leadercheck.checker.result import CheckResult, EndReason, Verdict
 from leadercheck.checker.sampling.bits import BitArray, implied_states, usable_bytes
-from leadercheck.checker.sampling.options import BITSTATE, SIMULATE, Sampling
+from leadercheck.checker.sampling.options import BITSTATE, SIMULATE
 from leadercheck.checker.sampling.run import LIVENESS_NOT_SAMPLED, check_sampled
 from leadercheck.checker.sampling.shorten import shorten
-from leadercheck.checker.search import Bounds, check
+from leadercheck.checker.search import check
 from leadercheck.checker.successors import decides
 from leadercheck.checker.trace import Trace
 from tests.strategies import graphs
@@ -34,13 +35,15 @@ CLOSED = lock_closed(5)
 def simulate(
     model: Model[Any], props: Sequence[Any], workers: int = 1, **options: Any
 ) -> CheckResult:
-    return check_sampled(model, props, Bounds(), Sampling(**options), SIMULATE, workers)
+    settings = unbounded(workers=workers, sampling=Sampling(**options))
+    return check_sampled(model, props, settings, SIMULATE)
 
 
 def bitstate(
     model: Model[Any], props: Sequence[Any], workers: int = 1, **options: Any
 ) -> CheckResult:
-    return check_sampled(model, props, Bounds(), Sampling(**options), BITSTATE, workers)
+    settings = unbounded(workers=workers, sampling=Sampling(**options))
+    return check_sampled(model, props, settings, BITSTATE)
 
 
 def steps(result: CheckResult) -> list[tuple[str, str, Any]]:
@@ -123,21 +126,21 @@ def test_a_time_budget_ends_a_simulation() -> None:
 
 @pytest.mark.parametrize("kind", [SIMULATE, BITSTATE])
 def test_the_state_bound_ends_a_sampled_search(kind: str) -> None:
-    bounds = Bounds(max_states=100)
-    result = check_sampled(Tokens(4, 9), [always("any", lambda s: True)], bounds, Sampling(), kind)
+    settings = unbounded(max_states=100)
+    result = check_sampled(Tokens(4, 9), [always("any", lambda s: True)], settings, kind)
     assert result.end is EndReason.MAX_STATES and result.verdict is Verdict.INCOMPLETE
     assert 100 <= result.stats.distinct_states < 100 + 10_000  # checked between rounds
 
 
 @pytest.mark.parametrize("kind", [SIMULATE, BITSTATE])
 def test_the_memory_bound_ends_a_sampled_search(kind: str) -> None:
-    bounds = Bounds(max_memory=1 << 20)  # far below what the interpreter holds already
-    result = check_sampled(Counter(100), [always("any", lambda s: True)], bounds, Sampling(), kind)
+    settings = unbounded(max_memory=1 << 20)  # far below what the interpreter holds already
+    result = check_sampled(Counter(100), [always("any", lambda s: True)], settings, kind)
     assert result.end is EndReason.MAX_MEMORY and result.verdict is Verdict.INCOMPLETE
 
 
 def test_liveness_is_not_judged_by_a_sampled_search() -> None:
-    result = check_sampled(*_raft(), Bounds(), Sampling(walks=20), SIMULATE)
+    result = check_sampled(*_raft(), unbounded(sampling=Sampling(walks=20)), SIMULATE)
     live = [r for r in result.results if r.prop.kind in (Kind.LEADS_TO, Kind.PERSISTS)]
     assert live and all(r.verdict is Verdict.INCOMPLETE for r in live)
     assert all(r.reason == LIVENESS_NOT_SAMPLED for r in live)
@@ -215,7 +218,7 @@ def test_bitstate_finds_a_violation_and_shortens_the_depth_first_trace() -> None
 
 def test_the_depth_bound_cuts_a_bitstate_search() -> None:
     result = check_sampled(
-        Counter(100), [always("any", lambda s: True)], Bounds(max_depth=10), Sampling(), BITSTATE
+        Counter(100), [always("any", lambda s: True)], unbounded(max_depth=10), BITSTATE
     )
     assert result.end is EndReason.MAX_DEPTH
     assert result.stats.depth == 10
@@ -246,7 +249,8 @@ def test_no_sampled_strategy_ever_says_holds(
     props = [always("avoids", lambda s: s != target), sometimes("meets", lambda s: s == target)]
     truth = check(model, props)
     for kind in (SIMULATE, BITSTATE):
-        result = check_sampled(model, props, Bounds(), Sampling(walks=50, depth=20), kind)
+        settings = unbounded(sampling=Sampling(walks=50, depth=20))
+        result = check_sampled(model, props, settings, kind)
         assert result.verdict is not Verdict.HOLDS
         avoids, meets = result.result("avoids"), result.result("meets")
         assert avoids.verdict is not Verdict.HOLDS

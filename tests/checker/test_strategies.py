@@ -4,6 +4,8 @@ benchmark list exactly what is registered."""
 from __future__ import annotations
 
 import pkgutil
+import re
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -12,13 +14,14 @@ from click.testing import CliRunner
 import leadercheck.checker.strategies as strategies
 from leadercheck.checker.bench import searches
 from leadercheck.checker.cli import main
-from leadercheck.checker.engines import EngineOptions, searcher
+from leadercheck.checker.engine.settings import Reductions, Sampling, SearchSettings
+from leadercheck.checker.engines import describe, searcher
 from leadercheck.checker.errors import LeadercheckError
-from leadercheck.checker.properties import always
+from leadercheck.checker.model import Model
+from leadercheck.checker.properties import Property, always
 from leadercheck.checker.result import CheckResult
-from leadercheck.checker.search import check
-from leadercheck.checker.strategies import Request
-from leadercheck.checker.successors import Reductions
+from leadercheck.checker.search import breadth_first
+from leadercheck.checker.strategies import chosen
 from tests.toys import Counter
 
 
@@ -42,14 +45,42 @@ def test_help_and_bench_list_the_registry() -> None:
 
 
 def test_workers_pick_the_partitioned_engine_and_bfs_refuses_them() -> None:
-    assert EngineOptions(workers=1).strategy.name == "bfs"
-    assert EngineOptions(workers=2).strategy.name == "processes"
+    assert chosen(SearchSettings(workers=1)).name == "bfs"
+    assert chosen(SearchSettings(workers=2)).name == "processes"
     with pytest.raises(LeadercheckError, match="--engine bfs runs in one process"):
-        EngineOptions(workers=2, engine="bfs")
+        chosen(SearchSettings(workers=2, strategy="bfs"))
     with pytest.raises(LeadercheckError, match="unknown engine 'dfs'"):
-        EngineOptions(engine="dfs")
+        chosen(SearchSettings(strategy="dfs"))
     with pytest.raises(LeadercheckError, match="partial-order reduction needs one worker"):
-        EngineOptions(Reductions(por=True), workers=2)
+        chosen(SearchSettings(reductions=Reductions(por=True), workers=2))
+
+
+def test_each_strategy_refuses_what_it_cannot_honour() -> None:
+    """The strategies validate their own settings: no table elsewhere says which option
+    goes with which strategy."""
+    refusals = {
+        "--walks is an option of --strategy simulate, not bitstate": SearchSettings(
+            strategy="bitstate", sampling=Sampling.of(walks=5)
+        ),
+        "--memory is an option of --strategy bitstate, not simulate": SearchSettings(
+            strategy="simulate", sampling=Sampling.of(memory=1 << 20)
+        ),
+        "--seed is an option of --strategy bitstate or simulate": SearchSettings(
+            sampling=Sampling.of(seed=3)
+        ),
+        "--symmetry applies to the exhaustive searches": SearchSettings(
+            strategy="simulate", reductions=Reductions(symmetry=True)
+        ),
+        "a walk's length is --depth D, not --max-depth": SearchSettings(
+            strategy="simulate", max_depth=3
+        ),
+        "--exact keeps full states in one process": SearchSettings(
+            workers=2, reductions=Reductions(exact=True)
+        ),
+    }
+    for message, settings in refusals.items():
+        with pytest.raises(LeadercheckError, match=re.escape(message)):
+            chosen(settings)
 
 
 class _Counting(strategies.Strategy):
@@ -59,19 +90,24 @@ class _Counting(strategies.Strategy):
     summary = "a test's engine"
     runs = 0
 
-    def search(self, shared: Any, request: Request) -> CheckResult:
+    def search(
+        self,
+        shared: Any,
+        model: Model[Any],
+        properties: Sequence[Property],
+        settings: SearchSettings,
+    ) -> CheckResult:
         _Counting.runs += 1
-        r = request
-        return check(r.model, r.properties, reductions=r.reductions, **r.bounds.as_kwargs())
+        return breadth_first(model, properties, settings)
 
 
 def test_a_registered_strategy_runs_searches_with_the_bounds(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(strategies._registry(), "counting", _Counting())
-    options = EngineOptions(engine="counting", max_memory=None)
-    with searcher(options) as search:
+    settings = SearchSettings(strategy="counting", max_memory=None)
+    with searcher(settings) as search:
         result = search(Counter(50), [always("ok", lambda x: True)], max_states=10)
     assert _Counting.runs == 1
     assert result.stats.distinct_states == 10
-    assert options.describe() == "counting, 1 worker(s)"
+    assert describe(settings) == "counting, 1 worker(s)"

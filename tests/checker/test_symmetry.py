@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from leadercheck.checker.engine.settings import Reductions
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import always, sometimes
 from leadercheck.checker.search import check
-from leadercheck.checker.successors import Reductions
 from leadercheck.checker.symmetry import canonicalizer
 from leadercheck.models.catalogue import lookup
 from leadercheck.specs.expectations import load_expectations

@@ -12,12 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from leadercheck.checker import always, eventually
+from leadercheck.checker.engine.settings import Reductions, Sampling, SearchSettings
 from leadercheck.checker.engine.values import ValueCheck
-from leadercheck.checker.engines import EngineOptions, searcher
+from leadercheck.checker.engines import searcher
 from leadercheck.checker.errors import ModelError
-from leadercheck.checker.sampling.options import Sampling
 from leadercheck.checker.search import check
-from leadercheck.checker.successors import Reductions
 from tests.strategies import graphs
 from tests.user_models.planted import HOWS, MESSAGES, Box, Planted, PlantedGraph, Tag
 
@@ -25,18 +24,18 @@ FINE = always("fine", lambda s: True)
 CORNER = eventually("corner", lambda s: s.a == 19 and s.b == 19)  # every walk ends there
 
 STRATEGIES = {
-    "bfs": EngineOptions(),
-    "exact": EngineOptions(reductions=Reductions(exact=True)),
-    "symmetry": EngineOptions(reductions=Reductions(symmetry=True)),
-    "por": EngineOptions(reductions=Reductions(por=True)),
-    "processes": EngineOptions(workers=2),
-    "simulate": EngineOptions(engine="simulate", sampling=Sampling(seed=3, walks=50)),
-    "bitstate": EngineOptions(engine="bitstate"),
-    "swarm": EngineOptions(engine="simulate", workers=2, sampling=Sampling(walks=50)),
+    "bfs": SearchSettings(),
+    "exact": SearchSettings(reductions=Reductions(exact=True)),
+    "symmetry": SearchSettings(reductions=Reductions(symmetry=True)),
+    "por": SearchSettings(reductions=Reductions(por=True)),
+    "processes": SearchSettings(workers=2),
+    "simulate": SearchSettings(strategy="simulate", sampling=Sampling(seed=3, walks=50)),
+    "bitstate": SearchSettings(strategy="bitstate"),
+    "swarm": SearchSettings(strategy="simulate", workers=2, sampling=Sampling(walks=50)),
 }
 
 
-def search(options: EngineOptions, model: Any, properties: list[Any]) -> Any:
+def search(options: SearchSettings, model: Any, properties: list[Any]) -> Any:
     with searcher(options) as run:
         return run(model, properties)
 

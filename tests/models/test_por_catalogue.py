@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from leadercheck.checker.engine.settings import Reductions
 from leadercheck.checker.model import Model
 from leadercheck.checker.search import check
-from leadercheck.checker.successors import Reductions
 from leadercheck.checker.trace import Trace
 from leadercheck.models.catalogue import PROTOCOLS
 from leadercheck.specs.expectations import load_expectations

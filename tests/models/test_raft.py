@@ -11,9 +11,9 @@ from collections.abc import Iterator
 import pytest
 
 from leadercheck.checker import CheckResult, Verdict, always, check
+from leadercheck.checker.engine.settings import Reductions
 from leadercheck.checker.measure import measure
 from leadercheck.checker.model import Action
-from leadercheck.checker.successors import Reductions
 from leadercheck.models.cluster import ClusterModel, ClusterState, FaultBounds, Message
 from leadercheck.models.raft import (
     ELECTION_MESSAGES,
