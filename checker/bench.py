@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from leadercheck.checker.engine.strategies import ONE_PROCESS, PARTITIONED, iter_strategies
 from leadercheck.checker.errors import LeadercheckError
-from leadercheck.checker.strategies import ONE_PROCESS, PARTITIONED, iter_strategies
 
 
 @dataclass(frozen=True)

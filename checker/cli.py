@@ -42,6 +42,7 @@ from leadercheck.checker.engine.settings import (
     SearchSettings,
     default_max_memory,
 )
+from leadercheck.checker.engine.strategies import help_lines, iter_strategies, names, strategy
 from leadercheck.checker.engines import describe, searcher
 from leadercheck.checker.errors import LeadercheckError, ModelError
 from leadercheck.checker.gate import CaseOutcome, GateCase, GateReport, judge
@@ -78,7 +79,6 @@ from leadercheck.checker.replay import Replay, SavedTrace, replay
 from leadercheck.checker.result import CheckResult, EndReason, Verdict
 from leadercheck.checker.sampling.options import MAX_SWARM, SIMULATE
 from leadercheck.checker.sizes import parse_size
-from leadercheck.checker.strategies import help_lines, iter_strategies, names, strategy
 from leadercheck.models.catalogue import PROTOCOLS, lookup
 from leadercheck.models.params import ProtocolEntry
 from leadercheck.specs.expectations import load_expectations
@@ -1362,6 +1362,12 @@ def message_cost_command(ctx: click.Context, plot: Path | None) -> None:
     show_default=True,
     help="With --sampled: seeds 1..N per protocol and search.",
 )
+@click.option(
+    "--spin",
+    is_flag=True,
+    help="Time `verify --symmetry` against Spin's pan on raft-election N=3 NC=3 MaxTerm=3 "
+    "and N=4 NC=4 MaxTerm=2, side by side (needs spin and cc).",
+)
 @click.pass_context
 def bench_command(
     ctx: click.Context,
@@ -1372,8 +1378,11 @@ def bench_command(
     as_json: bool,
     sampled: bool,
     seeds: int,
+    spin: bool,
 ) -> None:
     """Time the benchmark models (../shared/benchmarks), each run in a fresh process."""
+    if spin:
+        ctx.exit(_bench_spin(repeat, as_json))
     if sampled:
         if only is not None or searches:
             _fail(
@@ -1405,6 +1414,21 @@ def bench_command(
         click.echo(json.dumps({"repeat": repeat, "benchmarks": [r.to_json() for r in rows]}))
     else:
         click.echo("\n".join(bench_lines(rows)))
+
+
+def _bench_spin(repeat: int, as_json: bool) -> int:
+    from leadercheck.checker import bench_spin  # noqa: PLC0415 (only when asked for)
+
+    try:
+        rows = bench_spin.side_by_side(repeat=repeat)
+    except LeadercheckError as exc:
+        _fail(exc, False)
+        return USAGE_ERROR
+    if as_json:
+        click.echo(json.dumps({"repeat": repeat, "spin": [r.to_json() for r in rows]}))
+    else:
+        click.echo("\n".join(bench_spin.spin_lines(rows)))
+    return 0
 
 
 def _bench_sampled(seeds: int, large: bool, as_json: bool) -> int:

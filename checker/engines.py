@@ -1,6 +1,6 @@
 """One search function per command, from its settings (checker/engine/settings.py).
 
-Engines are the registered strategies of checker/strategies/; every one takes the same
+Engines are the registered strategies of checker/engine/strategies/; every one takes the same
 model, properties and settings and returns the same `CheckResult`; the partitioned ones
 give the same verdicts, counts and traces as one process (checker/parallel.py says when
 counts can differ).
@@ -13,10 +13,10 @@ from contextlib import contextmanager
 from typing import Any
 
 from leadercheck.checker.engine.settings import SearchSettings
+from leadercheck.checker.engine.strategies import chosen
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Property
 from leadercheck.checker.result import CheckResult
-from leadercheck.checker.strategies import chosen
 
 Search = Callable[..., CheckResult]  # (model, properties, **changes to the settings)
 

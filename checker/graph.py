@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from leadercheck.checker.engine.expand import make_expander
 from leadercheck.checker.engine.explore import Explorer
 from leadercheck.checker.engine.observers import EdgeLog
 from leadercheck.checker.engine.settings import unbounded
@@ -24,7 +25,6 @@ from leadercheck.checker.guard import check_initial
 from leadercheck.checker.model import Action, Model
 from leadercheck.checker.properties import Kind, Property
 from leadercheck.checker.result import EndReason
-from leadercheck.checker.successors import make_expander
 
 MAX_GRAPH_STATES = 400
 COUNT_LIMIT = 20_000  # a refused model's states are counted exactly up to this many

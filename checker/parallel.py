@@ -76,6 +76,7 @@ from types import TracebackType
 from typing import Any, NamedTuple, Self
 
 from leadercheck.checker.checkpoint import Checkpoints
+from leadercheck.checker.engine.expand import make_expander
 from leadercheck.checker.engine.explore import peak_memory, resident_memory
 from leadercheck.checker.engine.settings import NO_REDUCTIONS, Reductions, SearchSettings
 from leadercheck.checker.engine.store import FP_MASK, NO_PARENT, fingerprint
@@ -86,7 +87,7 @@ from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Property
 from leadercheck.checker.result import CheckResult, EndReason, Progress, Stats
 from leadercheck.checker.search import with_liveness
-from leadercheck.checker.successors import decides, judge, make_expander, purpose_of, rebuild_trace
+from leadercheck.checker.successors import decides, judge, purpose_of, rebuild_trace
 from leadercheck.checker.trace import Trace
 
 # A key packs (parent rank, move) into one int that sorts as the pair does; the initial

@@ -26,6 +26,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from leadercheck.checker.checkpoint import Checkpoints
+from leadercheck.checker.engine.expand import make_expander
 from leadercheck.checker.engine.explore import Explorer, peak_memory, resident_memory
 from leadercheck.checker.engine.observers import (
     Checkpointing,
@@ -49,7 +50,7 @@ from leadercheck.checker.result import (
     Stats,
     Verdict,
 )
-from leadercheck.checker.successors import judge, make_expander, purpose_of
+from leadercheck.checker.successors import judge, purpose_of
 
 S = TypeVar("S")
 

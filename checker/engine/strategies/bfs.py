@@ -6,11 +6,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from leadercheck.checker.engine.settings import SearchSettings
+from leadercheck.checker.engine.strategies import ONE_PROCESS, Strategy, register
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Property
 from leadercheck.checker.result import CheckResult
 from leadercheck.checker.search import breadth_first
-from leadercheck.checker.strategies import ONE_PROCESS, Strategy, register
 
 
 class BreadthFirst(Strategy):

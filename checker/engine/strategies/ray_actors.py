@@ -12,8 +12,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from leadercheck.checker.engine.settings import SearchSettings
-from leadercheck.checker.strategies import register
-from leadercheck.checker.strategies.processes import Processes
+from leadercheck.checker.engine.strategies import register
+from leadercheck.checker.engine.strategies.processes import Processes
 
 
 class RayActors(Processes):
