@@ -89,6 +89,7 @@ class Explorer:
         self.expand = expand
         self.observers = tuple(observers)
         self.edge_observers = tuple(o for o in self.observers if o.edges)
+        self._visits = tuple(o.visit for o in self.observers)
         if self.edge_observers and not isinstance(store, IndexedStore):
             raise TypeError("an observer of edges needs an IndexedStore")
         if not self.edge_observers and expand is None:
@@ -195,17 +196,19 @@ class Explorer:
         before = self._leaving(state)
         targets: list[int] = []
         actions: list[Any] = []
-        arrive = self._arrive
-        for move, (action, succ) in enumerate(self.model.successors(state)):
-            self.generated += 1
+        arrive, get = self._arrive, index.get
+        move = -1
+        for move, (action, succ) in enumerate(self.model.successors(state)):  # noqa: B007
             fp = succ if exact else hash(succ) & FP_MASK
-            target = index.get(fp)
+            target = get(fp)
             if target is None:
                 target = index[fp] = len(parents)
                 if (end := arrive(succ, state, current, move)) is not None:
+                    self.generated += move + 1
                     return end
             targets.append(target)
             actions.append(action)
+        self.generated += move + 1
         if hash(state) != before:
             self.values.unchanged(state, before)
         for observer in self.edge_observers:
@@ -225,14 +228,14 @@ class Explorer:
         store has just taken: checked, given its parent and move, queued and visited; the
         end of the exploration if that ends it."""
         try:  # every new state checked: a value, nothing compared by identity
-            self.values.stored(succ)
+            self.values.stored(succ, state)
         except Misuse as exc:
             raise self._misuse(exc, current, move) from None
-        store, frontier = self.store, self.frontier
-        store.parents.append(current)
-        store.moves.append(move)
+        parents, frontier = self.store.parents, self.frontier
+        parents.append(current)
+        self.store.moves.append(move)
         frontier.queue.append(succ)
-        count = len(store.parents)
+        count = len(parents)
         if count - 1 == frontier.level_end:
             frontier.depth += 1
             frontier.levels.append(frontier.level_end)
@@ -252,8 +255,8 @@ class Explorer:
         """Tell the observers of a new state; True once all are done (never while one
         has something left to decide, nor when none had anything to decide)."""
         decided = False
-        for observer in self.observers:
-            if observer.visit(state, index, initial):
+        for visit in self._visits:
+            if visit(state, index, initial):
                 decided = True
         return decided and all(observer.done for observer in self.observers)
 

@@ -234,8 +234,10 @@ class ValueCheck:
         # the atoms and the containers whose parts a chain reaches (tuples, frozensets)
         self._walkable: set[type] = {*self._plain, tuple, frozenset}
 
-    def stored(self, state: Any) -> None:
-        """Raise Misuse if a part of `state` compares or hashes by identity.
+    def stored(self, state: Any, parent: Any = None) -> None:
+        """Raise Misuse if a part of `state` compares or hashes by identity; `parent`, if
+        given, is a checked state of the same type whose parts `state` may share (a
+        successor shares what its action did not change: they are not walked again).
 
         Level by level, in C: the types of a level's parts as one set; if they are all
         plain atoms the state is a value; if all are atoms or known containers (tuples,
@@ -244,7 +246,17 @@ class ValueCheck:
         Python (`_walk`)."""
         plain, walkable = self._plain, self._walkable
         is_plain = plain.__contains__
-        level: list[Any] = [state]
+        level: list[Any]
+        cls = type(state)
+        if (
+            type(parent) is cls
+            and cls in walkable
+            and cls not in plain
+            and len(state) == len(parent)
+        ):
+            level = [part for part, was in zip(state, parent, strict=True) if part is not was]
+        else:
+            level = [state]
         while level:
             types = set(map(type, level))
             if types <= plain:
