@@ -461,6 +461,9 @@ def main(
             max_memory=parse_size(max_memory) if max_memory is not None else default_max_memory(),
             reductions=Reductions(symmetry=symmetry, por=por, exact=exact),
             sampling=sampling,
+            # the built-in catalogue's value semantics are its tests' to prove (see
+            # SearchSettings); a user's model (--model) is walked on every state
+            trust_values=model_spec is None,
         )
         describe(settings)  # the strategy refuses what it cannot honour, before any work
     except LeadercheckError as exc:
@@ -931,6 +934,7 @@ def _gate(
                     workers=judged.workers,
                     max_memory=opts.search.max_memory,
                     sampling=judged.sampling,
+                    trust_values=opts.search.trust_values,
                 )
     # Every output is checked before the first search; --html DIR writes only under DIR
     # (and --out, when given).

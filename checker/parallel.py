@@ -199,6 +199,7 @@ class WorkerSetup:
     reductions: Reductions
     workers: int
     extra: Any = None  # what a worker of another kind needs (checker/sampling/)
+    trust_values: bool = False  # SearchSettings.trust_values
 
 
 class Failure(NamedTuple):
@@ -285,7 +286,7 @@ class PartitionWorker:
         self.undecided: tuple[int, ...] = ()
         self.generated = 0
         self.failure: tuple[int, Failure] | None = None
-        self.values = ValueCheck(model_name(setup.model))
+        self.values = ValueCheck(model_name(setup.model), walk=not setup.trust_values)
         # what `select` chose, for `absorb`: the new fingerprints and their keys in key
         # order, and the fingerprints asked of each sender
         self.new_fps: list[int] = []
@@ -822,6 +823,7 @@ class _Coordinator:
         self.max_depth = settings.max_depth
         self.max_memory = settings.max_memory
         self.reductions = settings.reductions
+        self.trust_values = settings.trust_values
         self.canonical = settings.reductions.canonical(model)
         self.progress = settings.progress
         self.initial: list[Any] = []
@@ -865,7 +867,10 @@ class _Coordinator:
         reps = initial
         if self.canonical is not None:
             reps = call_model(partial(list, map(self.canonical, initial)), "permute")
-        self.transport.start(WorkerSetup(self.model, self.properties, self.reductions, self.k))
+        setup = WorkerSetup(
+            self.model, self.properties, self.reductions, self.k, trust_values=self.trust_values
+        )
+        self.transport.start(setup)
         undecided = self._undecided()
         seeds = [(reps if i == 0 else [], undecided) for i in range(self.k)]
         end, ranks = self._settle(self.transport.exchange("seed", seeds, STAGES), first=True)

@@ -36,6 +36,7 @@ from leadercheck.checker.engine.observers import (
 )
 from leadercheck.checker.engine.settings import NO_REDUCTIONS, Reductions, SearchSettings
 from leadercheck.checker.engine.store import IndexedStore, Store
+from leadercheck.checker.engine.values import ValueCheck
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.guard import call_model, check_initial, model_name
 from leadercheck.checker.liveness import FairnessGraph, level_of
@@ -214,7 +215,10 @@ class _Search:
         if cp is not None:
             observers.append(Checkpointing(cp))
         expand = make_expander(model, store.keys, self.canonical, self.por, self.exact)
-        explorer = Explorer(model, initial, store, expand, observers, self.settings, self.canonical)
+        values = ValueCheck(model_name(model), walk=not self.settings.trust_values)
+        explorer = Explorer(
+            model, initial, store, expand, observers, self.settings, self.canonical, values
+        )
         saved = cp.load() if cp is not None and cp.resume_from is not None else None
         end = explorer.run(saved)
         self.explorer = explorer

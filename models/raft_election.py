@@ -51,7 +51,6 @@ Move = int | tuple[int, Msg]  # see RaftElectionModel._moves
 Renaming = tuple[Callable[[tuple[int, ...]], tuple[int, ...]], tuple[int, ...], tuple[int, ...]]
 
 _STORAGE = Storage()
-CACHE = 1 << 17  # message sets remembered by the symmetry caches
 _new = tuple.__new__  # builds a NamedTuple without its constructor's Python frame
 
 
@@ -148,10 +147,6 @@ class RaftElectionModel(Model[ElectionState]):
         self._handle_cache: dict[Msg, Action] = {}
         self._drop_cache: dict[Msg, Action] = {}
         self._renamings: dict[tuple[int, ...], Renaming] = {}
-        # caches for symmetry (forgetting them costs time, never correctness)
-        self._traffic: dict[tuple[Msg, ...], tuple[int, ...]] = {}
-        self._renamed: dict[tuple[tuple[int, ...], tuple[Msg, ...]], tuple[Msg, ...]] = {}
-        self._ids = range(1, n + 1)
         # RequestVote(t, i, j) to every other node j, sorted, for each term t and node i
         self._requests = [
             [
@@ -160,10 +155,6 @@ class RaftElectionModel(Model[ElectionState]):
             ]
             for t in range(max_term + 1)
         ]
-
-    def __getstate__(self) -> dict[str, object]:
-        """Pickled for a worker without the symmetry caches (it fills its own)."""
-        return {**self.__dict__, "_traffic": {}, "_renamed": {}}
 
     # -- actions --------------------------------------------------------------
 
@@ -329,24 +320,14 @@ class RaftElectionModel(Model[ElectionState]):
 
     def permute(self, state: ElectionState, perm: Sequence[int]) -> ElectionState:
         terms, roles, voted, granted, msgs = state
-        key = tuple(perm)
-        pick, new_id, new_bits = self._renaming(key)
-        renamed = self._renamed.get((key, msgs))  # message sets recur across many states
-        if renamed is None:
-            if len(self._renamed) >= CACHE:
-                self._renamed.clear()
-            renamed = self._renamed[key, msgs] = tuple(
-                sorted([(kind, t, new_id[a], new_id[b], ok) for kind, t, a, b, ok in msgs])
-            )
-        return _new(
-            ElectionState,
-            (
-                pick(terms),
-                pick(roles),
-                tuple([new_id[v] for v in pick(voted)]),
-                tuple([new_bits[g] for g in pick(granted)]),
-                renamed,
-            ),
+        pick, new_id, new_bits = self._renaming(tuple(perm))
+        renamed = sorted([(kind, t, new_id[a], new_id[b], ok) for kind, t, a, b, ok in msgs])
+        return ElectionState(
+            pick(terms),
+            pick(roles),
+            tuple([new_id[v] for v in pick(voted)]),
+            tuple([new_bits[g] for g in pick(granted)]),
+            tuple(renamed),
         )
 
     def _renaming(self, perm: tuple[int, ...]) -> Renaming:
@@ -368,19 +349,14 @@ class RaftElectionModel(Model[ElectionState]):
     def node_keys(self, state: ElectionState) -> list[tuple[int, ...]]:
         """Term, role, whom it voted for (nobody, itself, another), votes, messages in and out."""
         terms, roles, voted, granted, msgs = state
-        traffic = self._traffic.get(msgs)  # message sets recur across many states
-        if traffic is None:
-            counts = [0] * (self.n + 1)
-            for kind, _, a, b, ok in msgs:
-                counts[a] += 1 + 4 * kind + 16 * ok
-                counts[b] += 256 * (1 + 4 * kind + 16 * ok)
-            if len(self._traffic) >= CACHE:
-                self._traffic.clear()
-            traffic = self._traffic[msgs] = tuple(counts[1:])
+        traffic = [0] * (self.n + 1)
+        for kind, _, a, b, ok in msgs:
+            traffic[a] += 1 + 4 * kind + 16 * ok
+            traffic[b] += 256 * (1 + 4 * kind + 16 * ok)
         return [
             (t, r, 0 if not v else 1 if v == i else 2, g.bit_count(), m)
             for i, t, r, v, g, m in zip(
-                self._ids, terms, roles, voted, granted, traffic, strict=True
+                range(1, self.n + 1), terms, roles, voted, granted, traffic[1:], strict=True
             )
         ]
 

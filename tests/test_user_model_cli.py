@@ -371,3 +371,31 @@ def test_a_bound_on_a_user_model_is_incomplete() -> None:
                     "--max-states", "5")  # fmt: skip
     assert result.exit_code == 3, result.output
     assert "INCOMPLETE" in result.stdout
+
+
+PLANTED = "tests/user_models/planted_misuse.py"
+
+
+@pytest.mark.parametrize(
+    ("how", "says", "steps"),
+    [
+        ("identity", "compare by identity (the class Tag, at state.extra,", 31),
+        ("mutate", "mutated the state it was given in place", 30),
+        ("unhashable", "a state is unhashable (a list, at state.extra)", 31),
+    ],
+)
+@pytest.mark.parametrize("search", [[], ["--workers", "2"], ["--strategy", "bitstate"]])
+def test_a_user_model_is_checked_on_every_state(
+    tmp_path: Path, how: str, says: str, steps: int, search: list[str]
+) -> None:
+    """A misuse first met at depth 30 of a 400-state grid: one line, exit 2, and the trace
+    that led there in a file, under every strategy; nothing else is written."""
+    out = tmp_path / "out"
+    result = verify("--model", PLANTED, "--protocol", f"planted-{how}", "--out", str(out), *search)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1 and says in result.stderr
+    written = out / f"planted-{how}.model-error.json"
+    assert sorted(out.iterdir()) == [written]
+    doc = json.loads(written.read_text())
+    assert doc["length"] in (steps - 1, steps)  # a worker may name the state it expanded
+    assert f"reached in {doc['length']} steps" in result.stderr

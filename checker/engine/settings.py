@@ -128,6 +128,11 @@ class SearchSettings:
     sampling: Sampling = DEFAULT_SAMPLING
     progress: Callable[[Progress], None] | None = None
     checkpoints: Checkpoints | None = None
+    # The model's value semantics are proven by its own tests (the built-in catalogue: its
+    # state counts pinned against TLC and Spin, every protocol walked in the slow tests):
+    # skip the walk for parts compared by identity, which costs 2-5 us a state. Mutation
+    # is checked all the same. Never for a user's model.
+    trust_values: bool = False
 
     def but(self, **changes: Any) -> SearchSettings:
         """These settings with `changes` (a gate case's bounds, a measure's progress)."""

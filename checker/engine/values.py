@@ -191,6 +191,10 @@ def mutated(name: str, method: str, state: object) -> str:
     )
 
 
+def _no_walk(state: Any, parent: Any = None) -> None:
+    """The walk of a model whose own tests prove its states are values."""
+
+
 class Misuse(ModelError):
     """A state that is no value, found by the search; the search attaches the trace."""
 
@@ -225,8 +229,10 @@ class ValueCheck:
     in Python took 4 to 8.
     """
 
-    def __init__(self, model_name: str) -> None:
+    def __init__(self, model_name: str, walk: bool = True) -> None:
         self.name = model_name
+        if not walk:  # a trusted model (SearchSettings.trust_values): mutation checks only
+            self.stored = _no_walk  # type: ignore[method-assign]
         self._kinds: dict[type, int] = {cls: _ATOM for cls in (int, str, bool, type(None))}
         self._kinds[tuple] = _TUPLE
         self._kinds[frozenset] = _SET

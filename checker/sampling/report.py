@@ -62,7 +62,7 @@ class SampledWorker:
         self.claims = StateClaims(setup.properties)
         self.findings: dict[str, tuple[OrderKey, Moves]] = {}
         self.failure: tuple[str, Failure, Moves] | None = None
-        self.values = ValueCheck(model_name(setup.model))
+        self.values = ValueCheck(model_name(setup.model), walk=not setup.trust_values)
 
     def decide(self, state: Any, key: OrderKey, moves: Sequence[int]) -> bool:
         """Check a new state: a value (engine/values.py: a Misuse otherwise), then the

@@ -158,6 +158,7 @@ class _Run:
             NO_REDUCTIONS,
             self.k,
             SampledSetup(self.sampling, self.settings.max_depth, first),
+            self.settings.trust_values,
         )
         transport = SwarmTransport(self.k, factory)
         try:

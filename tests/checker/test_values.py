@@ -17,6 +17,8 @@ from leadercheck.checker.engine.values import ValueCheck
 from leadercheck.checker.engines import searcher
 from leadercheck.checker.errors import ModelError
 from leadercheck.checker.search import check
+from leadercheck.models.catalogue import PROTOCOLS as CATALOGUE
+from tests.helpers import reachable_count
 from tests.strategies import graphs
 from tests.user_models.planted import HOWS, MESSAGES, Box, Planted, PlantedGraph, Tag
 
@@ -137,3 +139,13 @@ def test_values_with_their_own_equality_and_records_pass() -> None:
         values.stored((0, Record(Tag())))
     with pytest.raises(ModelError, match="class Tag"):
         values.stored((0, frozenset({Tag()})))
+
+
+@pytest.mark.slow  # every built-in protocol at its defaults, every state walked: minutes
+@pytest.mark.parametrize("name", sorted(CATALOGUE))
+def test_every_built_in_protocol_is_made_of_values(name: str) -> None:
+    """The built-in catalogue is trusted on the command line (SearchSettings.trust_values:
+    no walk for parts compared by identity); this is the proof that it may be. Each
+    protocol at its defaults, every reachable state walked: no part compared by identity.
+    (`reachable_count` uses check(), which walks unless told to trust.)"""
+    assert reachable_count(name) > 0
