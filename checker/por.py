@@ -75,16 +75,15 @@ def por_expander(
     """
     successors = model.successors
     key = store_key(exact)  # what `seen` holds
-    represent = representer(seen, canonical, exact)
+    represent_all = representer(seen, canonical, exact)
 
     def expand(state: Any) -> tuple[int, list[tuple[int, Any]]]:
         pairs = list(successors(state))
         move = next((k for k, (action, _) in enumerate(pairs) if action.local), None)
         if move is not None:
-            kept = represent(pairs[move][1])
-            if kept is not None and key(kept) not in seen:  # not yet discovered: reduce
-                return 1, [(move, kept)]
-        found = ((k, represent(succ)) for k, (_, succ) in enumerate(pairs))
-        return len(pairs), [(k, rep) for k, rep in found if rep is not None]
+            kept = represent_all([pairs[move][1]])  # [] when its orbit is known
+            if kept and key(kept[0][1]) not in seen:  # not yet discovered: reduce
+                return 1, [(move, kept[0][1])]
+        return len(pairs), represent_all([succ for _, succ in pairs])
 
     return expand

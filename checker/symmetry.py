@@ -51,10 +51,29 @@ class _Canonical:
         self.groups = tuple(tuple(sorted(g)) for g in groups)
         self.size = size
         self.identity = list(range(size))
+        self.whole = len(self.groups) == 1 and len(self.groups[0]) == size
+        self._renamings: dict[tuple[int, ...], tuple[int, ...] | None] = {}
+
+    @staticmethod
+    def _renaming(order: tuple[int, ...]) -> tuple[int, ...] | None:
+        """The renaming that puts the nodes at `order` (old positions, in key order) at
+        positions 0, 1, ...; None for the identity."""
+        perm = [0] * len(order)
+        for new, old in enumerate(order):
+            perm[old] = new
+        return None if order == tuple(range(len(order))) else tuple(perm)
 
     def canonical(self, state: Any) -> Any:
         keys = self.node_keys(state)
-        if keys:  # the common case first: no two nodes of a group share a key
+        if keys and self.whole:  # one group of every node: its renaming by its key order
+            order = tuple(sorted(self.identity, key=keys.__getitem__))
+            ordered = sorted(keys)
+            if not any(map(eq, ordered, ordered[1:])):
+                perm = self._renamings.get(order, False)
+                if perm is False:
+                    perm = self._renamings[order] = self._renaming(order)
+                return state if perm is None else self.permute(state, perm)
+        elif keys:  # the common case first: no two nodes of a group share a key
             perm = self.identity[:]
             tied = False
             for group in self.groups:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from leadercheck.checker.engine.store import FP_MASK, store_key
+from leadercheck.checker.engine.store import FP_MASK
 from leadercheck.checker.model import Model
 
 # Given a state: how many successors it generated, and the (move, next state) pairs that
@@ -25,25 +25,29 @@ MAX_ALIASES = 1 << 20  # a cache: forgetting it costs time, never correctness
 
 def representer(
     seen: set[Any], canonical: Callable[[Any], Any] | None, exact: bool = False
-) -> Callable[[Any], Any]:
-    """Successor -> the state the store keeps for it: its canonical form, or None when its
-    orbit is known (its key, or that of a state already mapped to it, is in `seen`)."""
+) -> Callable[[list[Any]], list[tuple[int, Any]]]:
+    """Successors -> the (position, state the store keeps) of each whose orbit is not
+    known: its canonical form; left out when its key, or that of a state already mapped
+    to it, is in `seen`. Batched: this is the symmetric search's hot loop."""
     if canonical is None:
-        return store_key(True)  # the state itself
+        return lambda succs: list(enumerate(succs))
     aliases: set[Any] = set()  # keys of non-canonical states already mapped
 
-    def represent(succ: Any) -> Any:
-        fp = succ if exact else hash(succ) & FP_MASK  # store_key(exact), inlined: hot
-        if fp in seen or fp in aliases:  # its orbit is known: skip the canonical form
-            return None
-        rep = canonical(succ)
-        if rep is not succ:
-            if len(aliases) >= MAX_ALIASES:
-                aliases.clear()
-            aliases.add(fp)
-        return rep
+    def represent_all(succs: list[Any]) -> list[tuple[int, Any]]:
+        out = []
+        for move, succ in enumerate(succs):
+            fp = succ if exact else hash(succ) & FP_MASK  # store_key(exact), inlined: hot
+            if fp in seen or fp in aliases:  # its orbit is known: skip the canonical form
+                continue
+            rep = canonical(succ)
+            if rep is not succ:
+                if len(aliases) >= MAX_ALIASES:
+                    aliases.clear()
+                aliases.add(fp)
+            out.append((move, rep))
+        return out
 
-    return represent
+    return represent_all
 
 
 def make_expander(
@@ -69,17 +73,12 @@ def make_expander(
             return len(succs), enumerate(succs)
 
         return plain
-    represent = representer(seen, canonical, exact)
+    represent_all = representer(seen, canonical, exact)
 
     def symmetric(state: Any) -> tuple[int, Iterable[tuple[int, Any]]]:
         succs = next_states(state)
         if type(succs) is not list:
             succs = list(succs)
-        out = []
-        for move, succ in enumerate(succs):
-            rep = represent(succ)
-            if rep is not None:
-                out.append((move, rep))
-        return len(succs), out
+        return len(succs), represent_all(succs)
 
     return symmetric
