@@ -79,7 +79,7 @@ from leadercheck.checker.checkpoint import Checkpoints
 from leadercheck.checker.engine.expand import make_expander
 from leadercheck.checker.engine.explore import peak_memory, resident_memory
 from leadercheck.checker.engine.settings import NO_REDUCTIONS, Reductions, SearchSettings
-from leadercheck.checker.engine.store import FP_MASK, NO_PARENT, fingerprint
+from leadercheck.checker.engine.store import FP_MASK, NO_PARENT, Shard, fingerprint
 from leadercheck.checker.engine.values import Misuse, ValueCheck, reached, unhashable_in
 from leadercheck.checker.errors import LeadercheckError, ModelError
 from leadercheck.checker.guard import call_model, check_initial, model_name
@@ -276,11 +276,10 @@ class PartitionWorker:
         self.workers = setup.workers
         self.index = index
         canonical = setup.reductions.canonical(setup.model)
-        self.seen: set[int] = set()
+        self.store = Shard()  # the fingerprints owned; per owned state its rank, parent, move
+        self.seen: set[int] = self.store.keys
         self.expander = make_expander(setup.model, self.seen, canonical, setup.reductions.por)
-        self.ids = array("I")  # per owned state: its global id (rank), ascending
-        self.parents = array("I")  # per owned state: its parent's global id
-        self.moves = array("I")  # per owned state: its position among the parent's successors
+        self.ids, self.parents, self.moves = self.store.ids, self.store.parents, self.store.moves
         self.frontier: list[Any] = []  # the owned states of the level, in key (= rank) order
         self.pending: list[dict[int, Any]] = []  # per owner: fingerprint -> successor
         self.undecided: tuple[int, ...] = ()
@@ -482,10 +481,7 @@ class PartitionWorker:
 
     def link(self, rank: int) -> tuple[int, int] | None:
         """(parent rank, move) of the state with global id `rank`, if this worker owns it."""
-        at = bisect_left(self.ids, rank)
-        if at < len(self.ids) and self.ids[at] == rank:
-            return self.parents[at], self.moves[at]
-        return None
+        return self.store.link(rank)
 
 
 def quiet_gc() -> None:

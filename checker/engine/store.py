@@ -10,17 +10,18 @@ TLC and Stateright do, so no state but the frontier's is held in full.
 
 `Store` keeps the keys in a set; `IndexedStore` maps each key to its index, for searches
 that record edges (the fairness graph, the drawn state graph), where an edge may lead back
-to any state. Two states of n share a fingerprint with probability about n^2 / 2^61 (1e-6
-for two million).
+to any state; a `Shard` is one worker's part of a partitioned search's store. Two states of
+n share a fingerprint with probability about n^2 / 2^61 (1e-6 for two million).
 
-A store saves itself and loads into a new one (`save`, `load`) for checkpoints. The other
-kinds of store, a bit array (checker/sampling/bits.py, for the bitstate search) and a
-partition's shard (checker/parallel.py), keep what their strategies need.
+A store saves itself and loads into a new one (`save`, `load`) for checkpoints. The bitstate
+search's store is a bit array (checker/engine/bits.py): it remembers no parents, since a
+depth-first search keeps its path on its stack.
 """
 
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable
 from typing import Any
 
@@ -86,6 +87,25 @@ class Store:
         self.keys.update(saved["keys"])
         self.parents.extend(saved["parents"])
         self.moves.extend(saved["moves"])
+
+
+class Shard(Store):
+    """A partition's part of a store (checker/parallel.py): the fingerprints its worker
+    owns, and per owned state its global id (its rank in the breadth-first order all
+    workers agree on), its parent's global id and its move. The ids arrive in rank order
+    as each level is numbered; a trace is followed back one `link` at a time, asking the
+    worker that owns each state."""
+
+    def __init__(self) -> None:
+        super().__init__(exact=False)
+        self.ids = array("I")  # per owned state: its global id (rank), ascending
+
+    def link(self, rank: int) -> tuple[int, int] | None:
+        """(parent's global id, move) of the state `rank`, if this shard owns it."""
+        at = bisect_left(self.ids, rank)
+        if at < len(self.ids) and self.ids[at] == rank:
+            return self.parents[at], self.moves[at]
+        return None
 
 
 class IndexedStore(Store):

@@ -13,9 +13,9 @@ from __future__ import annotations
 from random import Random
 from typing import Any
 
+from leadercheck.checker.engine.bits import BitArray
 from leadercheck.checker.engine.observers import ClaimRaised
 from leadercheck.checker.parallel import WorkerSetup
-from leadercheck.checker.sampling.bits import BitArray
 from leadercheck.checker.sampling.report import SampledWorker, WorkerReport
 
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from leadercheck.checker.engine.bits import implied_states, union_bits, usable_bytes
 from leadercheck.checker.engine.explore import peak_memory, resident_memory
 from leadercheck.checker.engine.settings import NO_REDUCTIONS, SearchSettings
 from leadercheck.checker.errors import ModelError
@@ -40,7 +41,6 @@ from leadercheck.checker.result import (
     Stats,
     Verdict,
 )
-from leadercheck.checker.sampling.bits import implied_states, union_bits, usable_bytes
 from leadercheck.checker.sampling.depth_first import BitstateWorker
 from leadercheck.checker.sampling.options import BITSTATE, SIMULATE
 from leadercheck.checker.sampling.report import NO_VIOLATION, OrderKey, SampledSetup, WorkerReport

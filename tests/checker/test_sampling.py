@@ -14,11 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from leadercheck.checker import Action, Model, always, sometimes
+from leadercheck.checker.engine.bits import BitArray, implied_states, usable_bytes
 from leadercheck.checker.engine.settings import Sampling, unbounded
 from leadercheck.checker.errors import ModelError
 from leadercheck.checker.properties import Kind
 from leadercheck.checker.result import CheckResult, EndReason, Verdict
-from leadercheck.checker.sampling.bits import BitArray, implied_states, usable_bytes
 from leadercheck.checker.sampling.options import BITSTATE, SIMULATE
 from leadercheck.checker.sampling.run import LIVENESS_NOT_SAMPLED, check_sampled
 from leadercheck.checker.sampling.shorten import shorten

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from leadercheck.checker.engine.bits import usable_bytes
 from leadercheck.checker.engine.settings import SearchSettings
 from leadercheck.checker.engine.strategies import register
 from leadercheck.checker.errors import LeadercheckError
-from leadercheck.checker.sampling.bits import usable_bytes
 from leadercheck.checker.sampling.options import BITSTATE
 from leadercheck.checker.sampling.strategy import Sampled
 
