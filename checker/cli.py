@@ -1386,6 +1386,15 @@ def bench_command(
 ) -> None:
     """Time the benchmark models (../shared/benchmarks), each run in a fresh process."""
     if spin:
+        if only is not None or searches or sampled or large:
+            _fail(
+                LeadercheckError(
+                    "--spin runs its own models and searches: drop "
+                    "--only/--search/--large/--sampled"
+                ),
+                False,
+            )
+            ctx.exit(USAGE_ERROR)
         ctx.exit(_bench_spin(repeat, as_json))
     if sampled:
         if only is not None or searches:

@@ -65,3 +65,15 @@ def test_spin_finds_the_broken_variants_violated(variant: str, n: int) -> None:
         assert run.run(timeout=300).errors == 1
     finally:
         run.close()
+
+
+def test_bench_spin_refuses_what_it_does_not_take() -> None:
+    from click.testing import CliRunner
+
+    from leadercheck.checker.cli import main
+
+    result = CliRunner().invoke(main, ["bench", "--spin", "--only", "raft-election"])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: --spin runs its own models and searches: drop --only/--search/--large/--sampled\n"
+    )
