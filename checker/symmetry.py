@@ -66,13 +66,13 @@ class _Canonical:
     def canonical(self, state: Any) -> Any:
         keys = self.node_keys(state)
         if keys and self.whole:  # one group of every node: its renaming by its key order
-            order = tuple(sorted(self.identity, key=keys.__getitem__))
+            in_order = tuple(sorted(self.identity, key=keys.__getitem__))
             ordered = sorted(keys)
             if not any(map(eq, ordered, ordered[1:])):
-                perm = self._renamings.get(order, False)
-                if perm is False:
-                    perm = self._renamings[order] = self._renaming(order)
-                return state if perm is None else self.permute(state, perm)
+                if in_order not in self._renamings:
+                    self._renamings[in_order] = self._renaming(in_order)
+                renaming = self._renamings[in_order]
+                return state if renaming is None else self.permute(state, renaming)
         elif keys:  # the common case first: no two nodes of a group share a key
             perm = self.identity[:]
             tied = False
