@@ -111,8 +111,7 @@ def breadth_first(
         )
 
     def reduced_search(safety: Sequence[Property]) -> CheckResult:
-        canonical = reductions.canonical(model)
-        return _Search(model, safety, settings, canonical, reductions.por).run()
+        return _Search(model, safety, settings).run()
 
     why = "symmetry and partial-order reduction do not keep fair cycles"
     return with_liveness(model, properties, settings, reduced_search, why)
@@ -140,7 +139,8 @@ def with_liveness(
     if first is not None and first.end is EndReason.INTERRUPTED:
         skipped = [PropertyResult(p, Verdict.INCOMPLETE, None, "interrupted") for p in live]
         return _merge(properties, [first], skipped, first.end, note)
-    second = _Search(model, live, settings).run()
+    unreduced = settings.but(reductions=Reductions(exact=settings.reductions.exact))
+    second = _Search(model, live, unreduced).run()
     end = second.end
     if first is not None and first.end not in (EndReason.EXHAUSTED, EndReason.DECIDED):
         end = first.end
@@ -181,29 +181,24 @@ def _as_phases(run: CheckResult) -> tuple[Phase, ...]:
 class _Search:
     """One breadth-first search for verdicts: the exploration (checker/engine/explore.py)
     with the claims as its observer, plus the fairness graph when liveness claims are
-    judged (the exploration then records every edge) and checkpoints when asked for."""
+    judged (the exploration then records every edge) and checkpoints when asked for; with
+    the reductions its settings name."""
 
     def __init__(
-        self,
-        model: Model[Any],
-        properties: Sequence[Property],
-        settings: SearchSettings,
-        canonical: Callable[[Any], Any] | None = None,
-        por: bool = False,
+        self, model: Model[Any], properties: Sequence[Property], settings: SearchSettings
     ) -> None:
         self.model = model
         self.properties = tuple(properties)
         self.settings = settings
         self.exact = settings.reductions.exact
-        self.canonical = canonical
-        self.por = por
+        self.canonical = settings.reductions.canonical(model)
+        self.por = settings.reductions.por
         self.checkpoints = settings.checkpoints
         live = [p for p in self.properties if p.kind in LIVENESS]
         self.graph = FairnessGraph(live) if live else None
         self.claims = Claims(self.properties)
 
     def run(self) -> CheckResult:
-        start = time.perf_counter()
         model, graph = self.model, self.graph
         # checked, cheaply: a list, a bare state or an identity-hashed one is a ModelError
         initial = call_model(lambda: check_initial(model), "initial_states")
@@ -222,14 +217,14 @@ class _Search:
         saved = cp.load() if cp is not None and cp.resume_from is not None else None
         end = explorer.run(saved)
         self.explorer = explorer
-        seconds = time.perf_counter() - start
+        seconds = explorer.seconds  # the whole search's, a resumed one's included
         peak = peak_memory()
         stats = Stats(
             distinct_states=len(store),
             generated_states=explorer.generated,
             transitions=explorer.generated - len(initial),
             depth=explorer.frontier.depth,
-            seconds=explorer.seconds,
+            seconds=seconds,
             peak_memory_bytes=peak,
             exact=self.exact,
         )

@@ -162,8 +162,6 @@ class Explorer:
                 raise self._misuse(exc, index) from None
             except (ModelError, KeyboardInterrupt):
                 raise
-            except ObserverRaised as exc:
-                raise self._model_error(exc.error, exc.index, exc.name) from exc.error
             except Exception as exc:  # any failure in user code is reported, with its trace
                 raise self._model_error(exc, index, "successors") from exc
             if end is not None:
@@ -255,9 +253,12 @@ class Explorer:
         """Tell the observers of a new state; True once all are done (never while one
         has something left to decide, nor when none had anything to decide)."""
         decided = False
-        for visit in self._visits:
-            if visit(state, index, initial):
-                decided = True
+        try:
+            for visit in self._visits:
+                if visit(state, index, initial):
+                    decided = True
+        except ObserverRaised as exc:  # a claim's predicate: the trace to the state it judged
+            raise self._model_error(exc.error, exc.index, exc.name) from exc.error
         return decided and all(observer.done for observer in self.observers)
 
     def _bound(self) -> EndReason | None:

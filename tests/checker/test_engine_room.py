@@ -92,3 +92,14 @@ def test_settings_are_frozen_and_changed_only_by_copy() -> None:
         settings.max_states = 6  # type: ignore[misc]
     assert settings.but(max_states=6).max_states == 6 and settings.max_states == 5
     assert unbounded().max_memory is None and SearchSettings().max_memory is not None
+
+
+def test_a_claim_that_raises_on_an_initial_state_is_a_model_error() -> None:
+    """Every visit goes through one place, the initial states' too: the trace is 0 steps."""
+    from leadercheck.checker import always, check
+    from leadercheck.checker.errors import ModelError
+
+    with pytest.raises(ModelError, match="model raised ZeroDivisionError in bad after 0 steps"):
+        check(Counter(3), [always("bad", lambda s: 1 / 0)])
+    with pytest.raises(ModelError, match="in bad after 1 steps"):
+        check(Counter(3), [always("bad", lambda s: 1 / (s - 2))])
