@@ -42,7 +42,15 @@ from leadercheck.checker.engine.settings import (
     SearchSettings,
     default_max_memory,
 )
-from leadercheck.checker.engine.strategies import help_lines, iter_strategies, names, strategy
+from leadercheck.checker.engine.strategies import (
+    chosen as chosen_strategy,
+)
+from leadercheck.checker.engine.strategies import (
+    help_lines,
+    iter_strategies,
+    names,
+    strategy,
+)
 from leadercheck.checker.engines import describe, searcher
 from leadercheck.checker.errors import LeadercheckError, ModelError
 from leadercheck.checker.gate import CaseOutcome, GateCase, GateReport, judge
@@ -465,7 +473,7 @@ def main(
             # SearchSettings); a user's model (--model) is walked on every state
             trust_values=model_spec is None,
         )
-        describe(settings)  # the strategy refuses what it cannot honour, before any work
+        chosen_strategy(settings)  # the strategy refuses what it cannot honour, before any work
     except LeadercheckError as exc:
         _fail(exc, debug)
         ctx.exit(USAGE_ERROR)
@@ -829,7 +837,7 @@ def _checkpoints(
         "exact": reductions.exact,
     }
     found = Checkpoints(directory, identity, opts.checkpoint_every, opts.resume_dir)
-    describe(opts.search.but(checkpoints=found))  # the strategy refuses what it cannot save
+    chosen_strategy(opts.search.but(checkpoints=found))  # the strategy refuses what it cannot save
     check_writable(directory)
     if opts.resume_dir is not None:
         found.load()  # a missing, unreadable or foreign checkpoint fails here, before the search
@@ -955,7 +963,10 @@ def _gate(
 
         outcomes: list[CaseOutcome] = []
         pages: dict[str, dict[str, str]] = {}
-        exhaustive = stack.enter_context(searcher(opts.search))
+        # the gate judges every case whole, as before: --max-states/--max-depth are the
+        # single search's (issue 26's argument layer is to refuse them here)
+        whole = opts.search.but(max_states=None, max_depth=None)
+        exhaustive = stack.enter_context(searcher(whole))
         for case in cases:
             sampled = engines.get(case.name)
             search = exhaustive if sampled is None else stack.enter_context(searcher(sampled))
