@@ -12,13 +12,13 @@ disk leaves the previous checkpoint whole. It is a pickle: resume only your own.
 
 from __future__ import annotations
 
-import os
 import pickle
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from leadercheck.checker import files
 from leadercheck.checker.errors import LeadercheckError
 
 FORMAT = "leadercheck.checkpoint/2"  # /2: the exploration saves its store, frontier and observers
@@ -44,24 +44,20 @@ class Checkpoints:
     def save(self, snapshot: dict[str, Any]) -> None:
         """Write `snapshot` atomically; a failure is remembered, not raised."""
         self._last = time.monotonic()
-        path = self.directory / FILE
-        partial = path.with_suffix(".partial")
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            with partial.open("wb") as f:
+            with files.atomic_writer(self.directory / FILE) as f:  # fsynced, then renamed
                 pickle.dump(
                     {"format": FORMAT, "identity": self.identity, **snapshot},
                     f,
                     protocol=pickle.HIGHEST_PROTOCOL,
                 )
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(partial, path)
             self.written += 1
             self.failure = None
         except OSError as exc:  # a full disk, a vanished directory: keep searching
             self.failure = f"checkpoint not written to {self.directory}: {exc.strerror or exc}"
-            partial.unlink(missing_ok=True)
+        except LeadercheckError as exc:  # the same, or a FIFO or a link where the file goes
+            self.failure = f"checkpoint not written: {exc}"
 
     def load(self) -> dict[str, Any]:
         """The snapshot saved in `resume_from`, checked to be of the same search."""
@@ -69,12 +65,23 @@ class Checkpoints:
         if self._loaded is not None:
             return self._loaded
         path = self.resume_from / FILE
-        try:
-            with path.open("rb") as f:
+        try:  # a regular file, of any size: it is as large as the search that saved it
+            with files.open_regular(path, "--resume") as f:
                 doc = pickle.load(f)
-        except FileNotFoundError:
+        except files.FileMissing:
             raise LeadercheckError(f"--resume {self.resume_from}: no checkpoint there") from None
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError) as exc:
+        except MemoryError:
+            raise LeadercheckError(f"--resume {path}: too large for the memory free") from None
+        except (
+            OSError,
+            EOFError,
+            pickle.UnpicklingError,
+            ValueError,
+            LookupError,
+            TypeError,
+            AttributeError,
+            ImportError,
+        ) as exc:
             raise LeadercheckError(f"--resume {path}: not a readable checkpoint ({exc})") from None
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise LeadercheckError(f"--resume {path}: not a {FORMAT} checkpoint")

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from leadercheck.checker import files
 from leadercheck.checker.engine.settings import DEFAULT_SAMPLING, Sampling
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.properties import Kind, Property
@@ -205,11 +206,13 @@ def _judge(path: Path | str, section: str, spec: Any) -> SampledJudge:
 def load_expectations(
     path: Path = EXPECTED_FILE, claims: Mapping[str, Property] = PROPERTIES
 ) -> Expectations:
-    """The expectations of a TOML file, naming properties among `claims`."""
+    """The expectations of a TOML file (a regular file of at most `files.TOML_LIMIT` bytes),
+    naming properties among `claims`."""
+    text = files.read_text(path, files.TOML_LIMIT)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise LeadercheckError(f"cannot read {path}: {exc}") from exc
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise LeadercheckError(f"cannot read {path}: {exc}") from None
     return expectations_from(raw, path, claims)
 
 

@@ -10,12 +10,11 @@ only when a chart is drawn, so the CLI starts without it.
 from __future__ import annotations
 
 import io
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from leadercheck.checker import files
 from leadercheck.checker.render.report import MeasureTable
 
 # Line style per statistic, colour per protocol (in the order given).
@@ -78,16 +77,9 @@ def cost_plot_svg(tables: Mapping[str, MeasureTable], title: str = "") -> str:
     return out.getvalue()
 
 
-def write_cost_plot(tables: Mapping[str, MeasureTable], path: Path, title: str = "") -> Path:
-    """Write `cost_plot_svg(tables, title)` to `path` (replaced whole, never half-written)."""
-    text = cost_plot_svg(tables, title)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+def write_cost_plot(
+    tables: Mapping[str, MeasureTable], path: Path, title: str = "", option: str = "--plot"
+) -> Path:
+    """Write `cost_plot_svg(tables, title)` to `path`, replaced whole or not at all; a device,
+    FIFO or link there is refused (`files.write_text`), and its directory must exist."""
+    return files.write_text(path, cost_plot_svg(tables, title), option)

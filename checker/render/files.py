@@ -1,19 +1,19 @@
 """Writes a trace's JSON, DOT and SVG files all-or-nothing.
 
 Every file is first written beside its target under a temporary name and only
-renamed into place once all of them exist, so an error never leaves a half-written
-counterexample behind. A missing `dot` is not an error: the JSON and DOT files are
-still written and the caller gets a one-line note on how to get SVG.
+renamed into place once all of them exist (`checker/files.py`, the one file layer), so an
+error never leaves a half-written counterexample behind, and a device, FIFO or link where
+a file should go is refused, never replaced. A missing `dot` is not an error: the JSON and
+DOT files are still written and the caller gets a one-line note on how to get SVG.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from leadercheck.checker import files
 from leadercheck.checker.errors import LeadercheckError, ModelError
 from leadercheck.checker.graph import StateGraph
 from leadercheck.checker.render.context import TraceContext
@@ -31,40 +31,15 @@ class Written:
     note: str | None  # why no SVG was written, if it was not
 
 
-def check_writable(directory: Path) -> None:
-    """Fail early (before a long search) if `directory` cannot be created or written.
-
-    Probes for real: permission bits say little to root or on special file systems.
-    Directories the probe creates are removed again, so a run that finds nothing
-    leaves nothing behind.
-    """
-    created: list[Path] = []
-    try:
-        missing = [p for p in (directory, *directory.parents) if not p.exists()]
-        for path in reversed(missing):
-            path.mkdir()
-            created.append(path)
-        with tempfile.TemporaryFile(dir=directory):
-            pass
-    except OSError as exc:
-        raise LeadercheckError(f"cannot write to {directory}: {exc.strerror or exc}") from None
-    finally:
-        for path in reversed(created):
-            path.rmdir()
+def check_writable(directory: Path, option: str | None = None) -> None:
+    """Fail early (before a long search) unless files can be written in `directory`
+    (`files.check_output_dir`; kept for its callers)."""
+    files.check_output_dir(directory, option)
 
 
 def check_writable_file(path: Path, option: str) -> None:
-    """Fail early if `path` cannot be written as a file (a directory, an unwritable place),
-    creating nothing."""
-    if path.is_dir():
-        raise LeadercheckError(f"{option} {path} is a directory, not a file")
-    check_writable(path.parent)
-    if path.exists():
-        try:
-            with path.open("ab"):
-                pass
-        except OSError as exc:
-            raise LeadercheckError(f"cannot write to {path}: {exc.strerror or exc}") from None
+    """Fail early unless `path` can be written whole (`files.check_output_file`)."""
+    files.check_output_file(path, option)
 
 
 def write_trace_files(
@@ -156,24 +131,6 @@ def write_diagram_files(directory: Path, stem: str, ctx: TraceContext) -> Writte
     return Written(write_all(directory, contents), note)
 
 
-def write_all(directory: Path, contents: dict[str, str]) -> tuple[Path, ...]:
-    """Every file or none: staged under temporary names, then renamed into place."""
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        staged: list[tuple[Path, Path]] = []
-        try:
-            for name, text in contents.items():
-                fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
-                staged.append((Path(tmp), directory / name))
-                with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                    fh.write(text)
-        except BaseException:
-            for staged_path, _ in staged:
-                staged_path.unlink(missing_ok=True)
-            raise
-        for staged_path, final in staged:
-            os.chmod(staged_path, 0o644)
-            os.replace(staged_path, final)
-    except OSError as exc:
-        raise LeadercheckError(f"cannot write to {directory}: {exc.strerror or exc}") from exc
-    return tuple(final for _, final in staged)
+def write_all(directory: Path, contents: Mapping[str, str | bytes]) -> tuple[Path, ...]:
+    """Every file or none (`files.write_files`): never over a device, FIFO or link."""
+    return files.write_files(directory, contents)

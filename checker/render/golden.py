@@ -1,15 +1,18 @@
 """Golden counterexamples: compare a fresh set of trace files with the committed ones.
 
 JSON and DOT must match byte for byte. SVG is compared only when both files were
-made by the same Graphviz version, since another version lays out differently.
+made by the same Graphviz version, since another version lays out differently. Both sides
+are read through the file layer (regular files of at most `OUTPUT_LIMIT`), and an update
+rewrites the golden files all together or not at all.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-import shutil
 from pathlib import Path
+
+from leadercheck.checker import files
 
 TRACE_SUFFIXES = (".json", ".dot", ".svg")
 DIFF_LINES = 40
@@ -34,9 +37,10 @@ def compare_golden(fresh: Path, golden: Path) -> list[str]:
         if name not in old:
             findings.append(f"golden {golden / name} is missing (run verify --all --update-golden)")
             continue
-        a, b = old[name].read_text(encoding="utf-8"), path.read_text(encoding="utf-8")
-        if a == b:
+        raw_a, raw_b = _read(old[name]), _read(path)
+        if raw_a == raw_b:
             continue
+        a, b = raw_a.decode("utf-8", "replace"), raw_b.decode("utf-8", "replace")
         if name.endswith(".svg") and _graphviz_version(a) != _graphviz_version(b):
             continue
         diff = list(
@@ -59,14 +63,15 @@ def compare_golden(fresh: Path, golden: Path) -> list[str]:
 def update_golden(fresh: Path, golden: Path) -> list[str]:
     """Make `golden` hold exactly the fresh trace files; returns the names changed."""
     new, old = _trace_files(fresh), _trace_files(golden)
-    golden.mkdir(parents=True, exist_ok=True)
-    changed = []
-    for name, path in new.items():
-        if name not in old or old[name].read_bytes() != path.read_bytes():
-            shutil.copyfile(path, golden / name)
-            changed.append(name)
+    contents = {name: _read(path) for name, path in new.items()}
+    changed = [name for name in new if name not in old or _read(old[name]) != contents[name]]
+    files.write_files(golden, {name: contents[name] for name in changed})
     for name, path in old.items():
         if name not in new:
-            path.unlink()
+            files.remove_file(path)
             changed.append(name)
     return changed
+
+
+def _read(path: Path) -> bytes:
+    return files.read_bytes(path, files.OUTPUT_LIMIT)

@@ -1,11 +1,18 @@
-"""Rewrites the generated block of a Markdown file between `<!-- NAME:begin/end -->` markers."""
+"""Rewrites the generated block of a Markdown file between `<!-- NAME:begin/end -->` markers.
+
+The file is read through the file layer (`checker/files.py`): a regular file of at most
+`README_LIMIT` bytes (`--readme /dev/zero` once read until the kernel killed the process),
+and written back whole, in place of a regular file only.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from leadercheck.checker import files
 from leadercheck.checker.errors import LeadercheckError
-from leadercheck.checker.render.files import check_writable_file
+
+OPTION = "--readme"
 
 
 def markers(name: str) -> tuple[str, str]:
@@ -25,23 +32,18 @@ def replace_block(path: Path, name: str, lines: list[str]) -> None:
     begin, end = markers(name)
     start, stop = _span(path, text, begin, end)
     new = text[: start + len(begin)] + "\n" + "\n".join(lines) + "\n" + text[stop:]
-    path.write_text(new, encoding="utf-8")
+    files.write_text(path, new, OPTION)
 
 
 def check_block(path: Path, name: str) -> None:
     """Fail early (before the gate runs) unless `path` is UTF-8 text with the `name` block
     and can be rewritten."""
+    files.check_output_file(path, OPTION)  # first: a FIFO or a device is never opened
     _span(path, _read(path), *markers(name))
-    check_writable_file(path, "--readme")
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise LeadercheckError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise LeadercheckError(f"{path} is not UTF-8 text") from None
+    return files.read_text(path, files.README_LIMIT, OPTION)
 
 
 def _span(path: Path, text: str, begin: str, end: str) -> tuple[int, int]:

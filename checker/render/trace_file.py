@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from leadercheck.checker import files
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import Action
 from leadercheck.checker.properties import Kind
@@ -28,20 +29,18 @@ Fail = Callable[[str], TraceFileError]
 
 # Bounds on what a trace file may be, far above any trace this tool writes (a few KB,
 # nesting 5, numbers of a few digits), so a hostile or broken file fails in one line.
-MAX_BYTES = 32 << 20
+MAX_BYTES = files.TRACE_LIMIT
 MAX_DEPTH = 32
 MAX_DIGITS = 30
 
 
 def load_trace(path: Path) -> SavedTrace:
-    """Read and validate the trace file at `path` (at most MAX_BYTES of it)."""
+    """Read and validate the trace file at `path`: a regular file (never a FIFO or a device)
+    of at most MAX_BYTES, read through the file layer."""
     try:
-        with path.open("rb") as f:
-            raw = f.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise TraceFileError(f"{path}: cannot read the trace file: {exc.strerror or exc}") from None
-    if len(raw) > MAX_BYTES:
-        raise TraceFileError(f"{path}: larger than {MAX_BYTES >> 20} MiB; not a trace file")
+        raw = files.read_bytes(path, MAX_BYTES)
+    except LeadercheckError as exc:
+        raise TraceFileError(str(exc)) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

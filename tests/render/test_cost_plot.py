@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import pytest
+
+from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.render.cost_plot import cost_plot_svg, write_cost_plot
 from leadercheck.checker.render.report import MeasureTable
 from leadercheck.checker.result import Measurement, Stats
@@ -29,6 +33,8 @@ TABLES = {
 
 
 def test_the_chart_is_written_and_byte_identical_twice(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
     a = write_cost_plot(TABLES, tmp_path / "a" / "message-cost.svg", "Messages per election")
     b = write_cost_plot(TABLES, tmp_path / "b" / "message-cost.svg", "Messages per election")
     assert a.read_bytes() == b.read_bytes()
@@ -45,3 +51,18 @@ def test_the_chart_has_every_series_and_no_date() -> None:
     for label in ("nodes", "messages", ">31<", ">24<"):  # axes, worst cases labelled
         assert label in svg
     assert "<dc:date>" not in svg
+
+
+def test_a_device_or_link_given_as_the_chart_is_refused_untouched(tmp_path: Path) -> None:
+    target = tmp_path / "kept.svg"
+    target.write_text("mine")
+    link = tmp_path / "link.svg"
+    link.symlink_to(target)
+    for path, kind in ((Path("/dev/full"), "a character device"), (link, "a symbolic link")):
+        before = os.lstat(path)
+        with pytest.raises(LeadercheckError, match=f"^--plot {path} is {kind}, not a regular"):
+            write_cost_plot(TABLES, path)
+        after = os.lstat(path)
+        assert (after.st_mode, after.st_ino) == (before.st_mode, before.st_ino)
+    assert target.read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.svg", "link.svg"]
