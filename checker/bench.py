@@ -115,7 +115,7 @@ def run_verify(
     """`verify --protocol ... --json` in a fresh process: its JSON, plus `wall_seconds`, the
     whole command's time (start-up and files included)."""
     with tempfile.TemporaryDirectory(prefix="leadercheck-bench-") as out:
-        args = [sys.executable, "-m", "leadercheck.checker.cli", "--protocol", protocol, "--json"]
+        args = [sys.executable, "-m", "leadercheck.checker.app", "--protocol", protocol, "--json"]
         args += [a for k, v in params for a in ("-p", f"{k}={v}")]
         args += ["--out", out, *extra]
         began = time.perf_counter()

@@ -262,7 +262,7 @@ def side_by_side(
         try:
             with tempfile.TemporaryDirectory(prefix="leadercheck-bench-") as out:
                 ours_cmd = [
-                    sys.executable, "-m", "leadercheck.checker.cli",
+                    sys.executable, "-m", "leadercheck.checker.app",
                     "--protocol", "raft-election", "-p", f"N={n}", "-p", f"NC={nc}",
                     "-p", f"MaxTerm={max_term}", "--symmetry", "--json", "--out", out,
                 ]  # fmt: skip

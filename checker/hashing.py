@@ -39,7 +39,7 @@ def pin_hashing(argv: list[str]) -> None:
     if os.environ.get(PINNED):
         return
     env = {**os.environ, "PYTHONHASHSEED": HASH_SEED, PINNED: "1"}
-    command = [*no_aslr_prefix(), sys.executable, "-m", "leadercheck.checker.cli", *argv]
+    command = [*no_aslr_prefix(), sys.executable, "-m", "leadercheck.checker.app", *argv]
     sys.stdout.flush()
     sys.stderr.flush()
     os.execvpe(command[0], command, env)

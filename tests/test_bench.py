@@ -7,8 +7,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from leadercheck.checker.app.main import main
 from leadercheck.checker.bench import CASES, BenchCase
-from leadercheck.checker.cli import main
 from leadercheck.models.catalogue import PROTOCOLS
 
 
@@ -20,7 +20,7 @@ def test_every_benchmark_names_a_protocol_and_its_parameters() -> None:
 
 def test_bench_reports_counts_speed_and_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     small = BenchCase("lease-no-fencing", (("nodes", "2"), ("pauses", "0")))
-    monkeypatch.setattr("leadercheck.checker.cli.CASES", (small,))
+    monkeypatch.setattr("leadercheck.checker.app.bench.CASES", (small,))
     result = CliRunner().invoke(main, ["bench", "--repeat", "1", "--search", "bfs", "--json"])
     assert result.exit_code == 0, result.output
     (row,) = json.loads(result.stdout)["benchmarks"]
@@ -36,7 +36,7 @@ def test_bench_reports_counts_speed_and_memory(monkeypatch: pytest.MonkeyPatch) 
 @pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_bench_reports_the_reduction_factor_of_symmetry(monkeypatch: pytest.MonkeyPatch) -> None:
     small = BenchCase("raft-election", (("N", "3"), ("NC", "3"), ("MaxTerm", "2")))
-    monkeypatch.setattr("leadercheck.checker.cli.CASES", (small,))
+    monkeypatch.setattr("leadercheck.checker.app.bench.CASES", (small,))
     args = ["bench", "--repeat", "1", "--search", "bfs", "--search", "bfs+symmetry", "--json"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output

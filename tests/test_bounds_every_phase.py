@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from leadercheck.checker.cli import main
+from leadercheck.checker.app.main import main
 
 LIVENESS = {
     "raft": "leader-recovers",

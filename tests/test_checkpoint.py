@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from leadercheck.checker.app.main import main
 from leadercheck.checker.checkpoint import FILE
-from leadercheck.checker.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 RAFT_ELECTION = ["--protocol", "raft-election", "-p", "N=3", "-p", "NC=3", "-p", "MaxTerm=2"]
@@ -70,7 +70,7 @@ def test_a_bound_then_resume_gives_the_uninterrupted_result(
 
 def _verify(args: list[str]) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-c", "from leadercheck.checker.cli import main; main()", *args]
+    command = [sys.executable, "-c", "from leadercheck.checker.app.main import main; main()", *args]
     return subprocess.Popen(
         command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -153,7 +153,10 @@ def test_bad_checkpoints_are_one_line_and_exit_2(
 
 def test_checkpoints_go_with_one_protocol() -> None:
     result = CliRunner().invoke(main, ["--all", "--checkpoint", "x"])
-    assert result.exit_code == 2 and "go with a --protocol search" in result.stderr
+    assert (
+        result.exit_code == 2
+        and "--checkpoint goes with --protocol, not with --all" in result.stderr
+    )
 
 
 def _cli(args: list[str], extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -164,7 +167,7 @@ def _cli(args: list[str], extra: dict[str, str] | None = None) -> subprocess.Com
     }
     env.update(extra or {})
     env["PYTHONPATH"] = str(ROOT)
-    command = [sys.executable, "-c", "from leadercheck.checker.cli import main; main()", *args]
+    command = [sys.executable, "-c", "from leadercheck.checker.app.main import main; main()", *args]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
 
 

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from leadercheck.checker import Action, Model
-from leadercheck.checker.cli import main
+from leadercheck.checker.app.main import main
 from leadercheck.models.catalogue import PROTOCOLS
 from leadercheck.models.cluster import Storage
 from leadercheck.models.params import ProtocolEntry

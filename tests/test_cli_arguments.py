@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
-from leadercheck.checker.cli import main
+from leadercheck.checker.app.main import main
 
 
 def verify(*args: str) -> Result:
@@ -31,8 +32,19 @@ def refused(result: Result, message: str) -> None:
         (["-p", "ttl=" + "9" * 5000], "parameter ttl must be an integer"),
         (["--max-memory", "1" * 400], "(400 characters) is too large"),
         (["--max-memory", "99999999999T"], "is too large"),
-        (["--nodes", "x"], "Invalid value for '--nodes'"),
+        (["--nodes", "x"], "--nodes x: give a whole number in digits 0-9"),
         (["--bogus"], "No such option '--bogus'"),
+        (["--protocol", "bully"], "--protocol given 2 times (lease-fencing and bully)"),
+        (["--nodes", "\uff13"], "--nodes \uff13: give a whole number in digits 0-9"),
+        (["--max-states", "1_000"], "--max-states 1_000: give a whole number in digits 0-9"),
+        (["--max-states", "0"], "--max-states 0: give 1 or more"),
+        (["--workers", "\u0662"], "--workers \u0662: give a whole number"),
+        (["--checkpoint", "c", "--checkpoint-every", "nan"], "--checkpoint-every nan: give a"),
+        (["--checkpoint-every", "5"], "--checkpoint-every goes with --checkpoint DIR"),
+        (["--max-depth", "3", "--max-depth", "4"], "--max-depth given 2 times (3 and 4)"),
+        (["--junit", "j.xml"], "--junit goes with --all, not with --protocol"),
+        (["--bmc", "2", "--prove"], "--prove and --bmc exclude each other"),
+        (["--list"], "--protocol goes with"),
     ],
 )
 def test_bad_arguments_are_one_line_and_exit_2(
@@ -78,7 +90,7 @@ def test_a_bad_readme_is_refused_before_the_gate(
 
 def test_html_dir_writes_only_under_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        "leadercheck.checker.cli._gate_names", lambda: ["heartbeat-no-quorum", "lease-timing"]
+        "leadercheck.checker.app.gate.gate_names", lambda: ["heartbeat-no-quorum", "lease-timing"]
     )
     monkeypatch.chdir(tmp_path)
     pages = tmp_path / "pages"
@@ -86,3 +98,32 @@ def test_html_dir_writes_only_under_it(tmp_path: Path, monkeypatch: pytest.Monke
     assert result.exit_code in (0, 1), result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pages"]
     assert (pages / "index.html").exists() and (pages / "heartbeat-no-quorum.html").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--all", "--max-states", "100"], "--max-states goes with --protocol, not with --all"),
+        (["--all", "--max-depth", "3"], "--max-depth goes with --protocol, not with --all"),
+        (["--all", "--list"], "--all and --list exclude each other"),
+        (["--list", "--nodes", "3"], "--nodes goes with"),
+        (["--max-states", "5"], "give --protocol NAME, --all, or --list"),
+    ],
+)
+def test_a_mode_takes_only_its_own_options(args: list[str], message: str, tmp_path: Path) -> None:
+    """The gate searches each case whole: a bound it would ignore is refused, not dropped."""
+    out = tmp_path / "out"
+    refused(verify(*args, "--out", str(out)) if "--all" in args else verify(*args), message)
+    assert not out.exists()
+
+
+def test_list_json_is_one_object_naming_every_protocol() -> None:
+    result = verify("--list", "--json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    names = [p["name"] for p in doc["protocols"]]
+    assert "lease-no-fencing" in names and "raft" in names and doc["model"] is None
+    raft = next(p for p in doc["protocols"] if p["name"] == "raft")
+    nodes = next(p for p in raft["params"] if p["name"] == "nodes")
+    assert nodes["default"] == 3 and nodes["low"] <= 3 <= nodes["high"]
+    assert raft["expected"]["single-leader"] == "HOLDS"

@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-import leadercheck.checker.cli as cli
-from leadercheck.checker.cli import main
+import leadercheck.checker.app.bench as bench
+from leadercheck.checker.app.check import measures
+from leadercheck.checker.app.main import main
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.render.report import MeasureTable
 from leadercheck.checker.sizes import parse_size
-from leadercheck.models.params import ProtocolEntry
+from leadercheck.models.catalogue import PROTOCOLS
 
 RAFT_4 = ["--protocol", "raft-election", "-p", "N=4", "-p", "NC=3", "-p", "MaxTerm=2"]
 
@@ -113,13 +114,12 @@ def test_por_with_several_workers_is_refused() -> None:
 def test_message_cost_prints_both_tables_and_draws_the_plot(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = cli._measure
-
-    def small(protocol: ProtocolEntry) -> list[MeasureTable]:  # N = 3, 4 only: seconds
+    def small(name: str) -> list[MeasureTable]:  # N = 3, 4 only: seconds
+        protocol = PROTOCOLS[name]
         shrunk = [replace(m, sizes=tuple(s for s in m.sizes if s <= 4)) for m in protocol.measures]
-        return real(replace(protocol, measures=tuple(shrunk)))
+        return measures(replace(protocol, measures=tuple(shrunk)))
 
-    monkeypatch.setattr(cli, "_measure", small)
+    monkeypatch.setattr(bench, "cost_tables", small)
     plot = tmp_path / "cost.svg"
     result = verify("message-cost", "--plot", str(plot))
     assert result.exit_code == 0, result.output

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from leadercheck.checker import LeadercheckError
-from leadercheck.checker.cli import main
+from leadercheck.checker.app.main import main
 from leadercheck.checker.result import Verdict
 from leadercheck.specs.expectations import expectations_from, load_expectations
 
@@ -199,7 +199,7 @@ def test_a_section_names_a_protocol_then_its_settings() -> None:
 def test_a_gate_case_at_other_parameters_runs_with_its_strategy(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr("leadercheck.checker.cli._gate_names", lambda: ["raft-no-quorum"])
+    monkeypatch.setattr("leadercheck.checker.app.gate.gate_names", lambda: ["raft-no-quorum"])
     result = verify("--all", "--out", str(tmp_path))
     assert result.exit_code == 0, result.stdout
     assert "raft-no-quorum nodes=5" in result.stdout

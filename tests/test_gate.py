@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from leadercheck.checker import always, check, sometimes
-from leadercheck.checker.cli import main
+from leadercheck.checker.app.main import main
 from leadercheck.checker.gate import GateCase, judge
 from leadercheck.checker.result import Verdict
 from leadercheck.models.catalogue import PROTOCOLS
@@ -91,7 +91,7 @@ class _NeverWrites(LeaseModel):
 
 def _only(monkeypatch: pytest.MonkeyPatch, *names: str, **replaced: ProtocolEntry) -> None:
     """Run the gate on `names` alone, with some catalogue entries replaced."""
-    monkeypatch.setattr("leadercheck.checker.cli._gate_names", lambda: list(names))
+    monkeypatch.setattr("leadercheck.checker.app.gate.gate_names", lambda: list(names))
     for name, entry in replaced.items():
         monkeypatch.setitem(PROTOCOLS, name, entry)
 
@@ -184,7 +184,7 @@ def test_a_max_steps_bound_is_enforced(monkeypatch: pytest.MonkeyPatch, tmp_path
     )
     _only(monkeypatch, "heartbeat-no-quorum")
     monkeypatch.setattr(
-        "leadercheck.checker.cli.load_expectations", lambda: load_expectations(spec)
+        "leadercheck.checker.app.common.load_expectations", lambda: load_expectations(spec)
     )
     result = verify("--all", "--out", str(tmp_path / "out"))
     assert result.exit_code == 1

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from leadercheck.checker.cli import main
+from leadercheck.checker.app.main import main
 
 
 def gate(tmp: Path, *flags: str) -> tuple[int, dict[str, Any]]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from leadercheck.checker.cli import main
+from leadercheck.checker.app.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 LEASE = ROOT / "counterexamples" / "lease-no-fencing.json"

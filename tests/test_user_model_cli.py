@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from leadercheck.checker.cli import main
+from leadercheck.checker.app.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = "tests/user_models/tiny_lock.py"
@@ -80,33 +80,44 @@ def test_html_and_stats(tmp_path: Path) -> None:
     assert "processes inside, over every reachable state" in stats.stdout
 
 
-def test_replay_and_explain_load_the_recorded_model(tmp_path: Path) -> None:
+def test_replay_and_explain_take_the_model_the_user_names(tmp_path: Path) -> None:
     assert verify("--model", TINY, "--protocol", "tiny-lock-racy", "--out", str(tmp_path))
     trace = tmp_path / "tiny-lock-racy.json"
-    replayed = verify("replay", str(trace))
+    replayed = verify("replay", str(trace), "--model", TINY)
     assert replayed.exit_code == 0, replayed.output
     assert "reproduced: all 4 steps as recorded; mutual-exclusion is broken again" in (
         replayed.stdout
     )
-    explained = verify("explain", str(trace))
+    explained = verify("explain", str(trace), "--model", TINY)
     assert explained.exit_code == 0, explained.output
     assert "tiny-lock-racy" in explained.stdout and "mutual-exclusion" in explained.stdout
     # on the other variant, the same schedule parts at the step the atomic lock lacks
-    other = verify("replay", str(trace), "--protocol", "tiny-lock")
+    other = verify("replay", str(trace), "--protocol", "tiny-lock", "--model", TINY)
     assert other.exit_code == 1, other.output
     assert "is not enabled" in other.stdout
 
 
-def test_replay_elsewhere_needs_the_model_and_takes_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_trace_file_never_imports_the_model_it_names(tmp_path: Path) -> None:
+    """A trace is data people send each other: the model file it records (here a payload
+    beside it that would leave a mark) runs only when the user names it with --model."""
     assert verify("--model", TINY, "--protocol", "tiny-lock-racy", "--out", str(tmp_path))
-    monkeypatch.chdir(tmp_path)
-    lost = verify("replay", "tiny-lock-racy.json")
-    assert lost.exit_code == 2
-    assert "its model tests/user_models/tiny_lock.py is not found" in lost.stderr
-    found = verify("replay", "tiny-lock-racy.json", "--model", str(ROOT / TINY))
-    assert found.exit_code == 0, found.output
+    trace = tmp_path / "tiny-lock-racy.json"
+    mark = tmp_path / "ran"
+    payload = tmp_path / "payload.py"
+    payload.write_text(f"open({str(mark)!r}, 'w').close()\n")
+    doc = json.loads(trace.read_text())
+    doc["model"] = str(payload)
+    trace.write_text(json.dumps(doc))
+    for command in ("replay", "conform"):
+        extra = ["--against", "etcd"] if command == "conform" else []
+        refused = verify(command, str(trace), *extra)
+        assert refused.exit_code == 2, refused.output
+        assert f"give --model {payload}" in refused.stderr
+        assert len(refused.stderr.splitlines()) == 1
+    explained = verify("explain", str(trace))  # told from the file alone
+    assert explained.exit_code == 0, explained.output
+    assert "mutual-exclusion" in explained.stdout
+    assert not mark.exists()
 
 
 def test_the_gate_runs_a_user_module_with_junit_and_golden_files(tmp_path: Path) -> None:

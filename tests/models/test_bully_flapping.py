@@ -10,7 +10,7 @@ import networkx as nx
 import pytest
 from click.testing import CliRunner
 
-from leadercheck.checker.cli import main
+from leadercheck.checker.app.main import main
 from leadercheck.checker.result import Verdict
 from leadercheck.checker.search import check
 from leadercheck.models.bully import BullyModel, FlappingBully

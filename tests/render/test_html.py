@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from leadercheck.checker.cli import main
+from leadercheck.checker.app.main import main
 from leadercheck.checker.properties import always
 from leadercheck.checker.render.context import TraceContext
 from leadercheck.checker.render.html import _plain, trace_to_html

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from leadercheck.checker.cli import main
+from leadercheck.checker.app.main import main
 from leadercheck.checker.gate import CaseOutcome, GateCase, GateReport, judge
 from leadercheck.checker.properties import always
 from leadercheck.checker.render.html import overview_html
@@ -66,7 +66,7 @@ def test_the_index_links_every_violated_property_and_shows_states(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(
-        "leadercheck.checker.cli._gate_names", lambda: ["bully-flapping", "lease-timing"]
+        "leadercheck.checker.app.gate.gate_names", lambda: ["bully-flapping", "lease-timing"]
     )
     out = tmp_path / "pages"
     result = CliRunner().invoke(main, ["--all", "--html", str(out), "--out", str(tmp_path)])

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from leadercheck.checker import always, check, sometimes
-from leadercheck.checker.cli import main
+from leadercheck.checker.app.main import main
 from leadercheck.checker.render.report import Run, json_report, report_lines
 from leadercheck.checker.render.text import step_count
 from tests.toys import Counter
@@ -73,7 +73,7 @@ def test_replay_says_how_long_the_trace_is(tmp_path: Path) -> None:
     doc["steps"], doc["length"] = doc["steps"][:2], 1
     one = tmp_path / "one.json"
     one.write_text(json.dumps(doc))
-    replayed = CliRunner().invoke(main, ["replay", str(one)])
+    replayed = CliRunner().invoke(main, ["replay", str(one), "--model", args[1]])
     assert re.search(
         r"tiny-lock-racy counterexample of 1 step for mutual-exclusion", replayed.stdout
     )

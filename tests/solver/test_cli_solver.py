@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from leadercheck.checker.cli import main
+from leadercheck.checker.app.main import main
 
 
 def test_bmc_finds_the_forgetvote_violation_and_writes_a_replayable_trace(tmp_path: Path) -> None:
@@ -76,4 +76,7 @@ def test_synthesize_refuses_a_protocol_without_a_timing_problem_and_parameters()
     )
     assert sized.exit_code == 2 and "covers every cluster size" in sized.output
     gate = CliRunner().invoke(main, ["--all", "--prove"])
-    assert gate.exit_code == 2 and "--prove needs --protocol, not --all" in gate.output
+    assert (
+        gate.exit_code == 2
+        and "--all and --prove/--bmc/--synthesize exclude each other" in gate.output
+    )

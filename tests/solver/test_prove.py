@@ -13,7 +13,7 @@ import pytest
 import z3
 from click.testing import CliRunner
 
-from leadercheck.checker.cli import main
+from leadercheck.checker.app.main import main
 from leadercheck.checker.model import Model
 from leadercheck.checker.solver.encodings.lease_proof import LeaseFencingProof, LeaseVars
 from leadercheck.checker.solver.encodings.proofs import PROOFS
@@ -149,7 +149,7 @@ def test_verify_prove_refuses_bad_input(tmp_path: Path) -> None:
     sized = runner.invoke(main, ["--protocol", "raft", "--prove", "--nodes", "5"])
     assert sized.exit_code == 2 and "covers every cluster size" in sized.output
     alone = runner.invoke(main, ["--protocol", "raft", "--without", "no-vote-ahead"])
-    assert alone.exit_code == 2 and "--without needs --prove" in alone.output
+    assert alone.exit_code == 2 and "--without goes with --prove/--bmc/--synthesize" in alone.output
     both = runner.invoke(main, ["--protocol", "raft", "--prove", "--bmc", "3"])
     assert both.exit_code == 2 and "exclude each other" in both.output
     rushed = runner.invoke(main, ["--protocol", "raft", "--prove", "--solver-timeout", "0.00001"])

@@ -1,7 +1,8 @@
-"""`verify --prove`, `--synthesize` and `--bmc K`: the symbolic checks, wired for the CLI.
+"""`verify --prove`, `--synthesize` and `--bmc K`: the symbolic checks (z3).
 
-Part of the command line (checker/cli.py calls it): it joins the catalogue, the specs,
-the z3 encodings and rendering, and prints. Exit codes as for `verify`: 0 proved (or,
+It joins the catalogue, the specs, the z3 encodings and rendering, and prints (the
+symbolic mode imports it only when it runs, so z3 loads then). Exit codes as for
+`verify`: 0 proved (or,
 with --bmc, nothing violated within the bound), 1 a counterexample to induction or a
 violation, 2 usage or an encoding that disagrees with its explicit model, 3 z3 gave
 no answer (timeout, UNKNOWN) or a proof was vacuous: never reported as PROVED.
@@ -13,8 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import click
-
+from leadercheck.checker.app.output import say
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.properties import Kind, always
 from leadercheck.checker.render.context import TraceContext
@@ -43,25 +43,25 @@ def prove_command(
     check_writable(out)
     proof = prove(model, without=without, timeout=timeout)
     conjuncts = model.conjuncts()
-    click.echo(f"{protocol.name} --prove: {model.summary}")
+    say(f"{protocol.name} --prove: {model.summary}")
     claims = [c.name for c in conjuncts if c.claim]
     helpers = [c.name for c in conjuncts if not c.claim and c.name not in without]
-    click.echo(f"  claims:        {', '.join(claims)}")
-    click.echo(f"  strengthened:  {', '.join(helpers) or '(nothing)'}")
+    say(f"  claims:        {', '.join(claims)}")
+    say(f"  strengthened:  {', '.join(helpers) or '(nothing)'}")
     if proof.dropped:
-        click.echo(f"  left out:      {', '.join(proof.dropped)}")
-    click.echo(f"  obligations:   {len(proof.obligations)} z3 queries in {proof.seconds:.2f} s")
+        say(f"  left out:      {', '.join(proof.dropped)}")
+    say(f"  obligations:   {len(proof.obligations)} z3 queries in {proof.seconds:.2f} s")
     for line in _times(proof):
-        click.echo(f"    {line}")
+        say(f"    {line}")
     if proof.status is Status.PROVED:
-        click.echo(f"PROVED for every number of nodes: {', '.join(claims)}")
+        say(f"PROVED for every number of nodes: {', '.join(claims)}")
         return 0
     if proof.status is Status.VACUOUS:
-        click.echo(f"VACUOUS: {proof.step} is impossible in every state of the invariant")
+        say(f"VACUOUS: {proof.step} is impossible in every state of the invariant")
         return INCOMPLETE
     if proof.status is Status.UNKNOWN:
         last = proof.obligations[-1]
-        click.echo(f"UNKNOWN: z3 gave no answer on {last.step} / {last.conjunct}: {last.reason}")
+        say(f"UNKNOWN: z3 gave no answer on {last.step} / {last.conjunct}: {last.reason}")
         return INCOMPLETE
     assert proof.cti is not None
     where = "an initial state" if proof.step == INITIATION else f"the step {proof.step}"
@@ -71,16 +71,16 @@ def prove_command(
         always(proof.broken, lambda _: True), Verdict.VIOLATED, proof.cti, reason
     )
     ctx = TraceContext(protocol.name, {}, outcome, title)
-    click.echo(f"CTI: {proof.broken} is not preserved by {proof.step}")
-    click.echo("\n".join(trace_lines(ctx)))
+    say(f"CTI: {proof.broken} is not preserved by {proof.step}")
+    say("\n".join(trace_lines(ctx)))
     after = proof.cti.last.summary
-    click.echo("  after: " + "; ".join(f"{k} {v}" for k, v in after.items()))
+    say("  after: " + "; ".join(f"{k} {v}" for k, v in after.items()))
     written = write_diagram_files(out, f"{protocol.name}.cti", ctx)
-    click.echo("\n".join(written_lines(written)))
+    say("\n".join(written_lines(written)))
     if proof.dropped:
-        click.echo(f"the invariant without {', '.join(proof.dropped)} is too weak to prove it")
+        say(f"the invariant without {', '.join(proof.dropped)} is too weak to prove it")
     else:
-        click.echo(
+        say(
             "not proved: the claim is false or the invariant too weak; explicit search "
             f"(verify --protocol {protocol.name}) shows whether a real trace breaks it"
         )
@@ -100,10 +100,8 @@ def synthesize_command(protocol: ProtocolEntry, timeout: float) -> int:
     """The timing region in which the protocol's hazard cannot happen."""
     problem = problem_for(protocol.name)
     result = synthesize(problem, timeout=timeout)
-    click.echo(
-        f"{protocol.name} --synthesize: parameters {', '.join(map(str, problem.parameters))}"
-    )
-    click.echo("\n".join(f"  {line}" for line in result.lines()))
+    say(f"{protocol.name} --synthesize: parameters {', '.join(map(str, problem.parameters))}")
+    say("\n".join(f"  {line}" for line in result.lines()))
     if result.answer is Answer.SAT:
         return 0
     if result.answer is Answer.UNKNOWN:
@@ -127,10 +125,10 @@ def bmc_command(
         p for p in expectations.properties(protocol.name) if p.kind in (Kind.ALWAYS, Kind.SOMETIMES)
     ]
     params = " ".join(f"{k}={v}" for k, v in values.items())
-    click.echo(f"{protocol.name}  {params}  --bmc {bound}")
+    say(f"{protocol.name}  {params}  --bmc {bound}")
     agreements = cross_check(model, sym, props, bound, timeout)
     for a in agreements:
-        click.echo(f"  {a.text}")
+        say(f"  {a.text}")
     code = _bmc_code(agreements)
     stems = 0
     for a in agreements:
@@ -138,18 +136,18 @@ def bmc_command(
             continue
         result = PropertyResult(a.prop, a.bmc.verdict, a.bmc.trace, "found by z3")
         ctx = TraceContext(protocol.name, values, result)
-        click.echo(f"\nz3 {result.trace_kind} for {a.prop.name}:")
-        click.echo("\n".join(trace_lines(ctx)))
+        say(f"\nz3 {result.trace_kind} for {a.prop.name}:")
+        say("\n".join(trace_lines(ctx)))
         if result.verdict is Verdict.VIOLATED:  # counterexamples are written, as by verify
             stem = f"{protocol.name}.bmc" + (f".{a.prop.name}" if stems else "")
             stems += 1
-            click.echo("\n".join(written_lines(write_trace_files(out, stem, ctx))))
+            say("\n".join(written_lines(write_trace_files(out, stem, ctx))))
     return code
 
 
 def _bmc_code(agreements: Sequence[Agreement]) -> int:
     if any(a.bmc.answer is Answer.UNKNOWN for a in agreements):
-        click.echo("UNKNOWN: z3 gave no answer for every claim within the time limit")
+        say("UNKNOWN: z3 gave no answer for every claim within the time limit")
         return INCOMPLETE
     if not all(a.agree for a in agreements):
         raise LeadercheckError("the symbolic encoding and the explicit model disagree (see above)")

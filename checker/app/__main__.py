@@ -1,0 +1,5 @@
+"""`python -m leadercheck.checker.app`: the `verify` command."""
+
+from leadercheck.checker.app.main import main
+
+main()

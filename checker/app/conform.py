@@ -1,0 +1,124 @@
+"""`verify conform`: a trace, or random schedules, on a real system, compared with the model.
+
+The options are checked here before any server starts; the runs themselves are in
+checker/cli_conform.py, imported when the command runs (the client libraries load then).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from leadercheck.checker.app.args import Count, Once, Seconds, parse_params
+from leadercheck.checker.app.output import reporting
+from leadercheck.checker.app.traces import TRACE, model_option
+from leadercheck.checker.errors import LeadercheckError
+
+
+@click.command(
+    "conform",
+    params=[
+        click.Argument(["trace_file"], metavar="[TRACE.json]", required=False, type=TRACE),
+        Once(
+            ["--against", "system"], required=True, metavar="SYSTEM",
+            help="The real system: etcd, postgres, zookeeper or redis (started on loopback "
+            "unless --endpoint names running servers).",
+        ),
+        Once(
+            ["--protocol", "protocol_name"], metavar="NAME",
+            help="With a trace: run its schedule as this protocol instead (the fenced variant "
+            "of an unfenced counterexample); with --random: the protocol (default: the first "
+            "one the system runs).",
+        ),
+        model_option(),
+        Once(
+            ["--endpoint"], metavar="HOST:PORT[,...]",
+            help="Servers already running (left running); default: fresh ones on loopback.",
+        ),
+        Once(
+            ["--tick"], type=Seconds(), default=1.0, show_default=True,
+            metavar="SECONDS",
+            help="Real seconds per model tick (a TTL of k ticks is granted as k * SECONDS).",
+        ),
+        Once(
+            ["--settle"], type=Seconds(), default=1.5, show_default=True, metavar="SECONDS",
+            help="How long a step's effect may take to show (a lease's expiry is etcd's own "
+            "timer).",
+        ),
+        Once(
+            ["--ttl-scale"], type=Seconds(), default=1.0, show_default=True,
+            metavar="X",
+            help="Grant real TTLs X times the model's: a deliberately wrong mapping, to see the "
+            "comparison catch it (any X but 1 must diverge where a lease runs out).",
+        ),
+        Once(
+            ["--random", "schedules"], type=Count(1), metavar="N",
+            help="Run N random schedules instead of a trace; every observation is checked "
+            "against the model, and a divergent history is shrunk.",
+        ),
+        click.Option(["-p", "params"], multiple=True, metavar="NAME=VALUE", help="With --random."),
+        Once(["--seed"], type=Count(0), default=0, show_default=True, help="With --random."),
+        Once(
+            ["--steps", "max_steps"], type=Count(1), default=12, show_default=True,
+            help="With --random: the most steps of one schedule.",
+        ),
+        Once(
+            ["--budget"], type=Seconds(positive=True), default=600.0, show_default=True,
+            metavar="SECONDS",
+            help="With --random: wall-clock limit for all schedules, shrinking included.",
+        ),
+        click.Option(["--json", "as_json"], is_flag=True, help="Print only the JSON record."),
+        Once(
+            ["--timeline"], type=click.Path(path_type=Path, dir_okay=False), metavar="FILE.json",
+            help="Also write the record (the timeline) to FILE.json.",
+        ),
+        Once(
+            ["--html", "html_dir"], type=click.Path(path_type=Path, file_okay=False),
+            metavar="DIR",
+            help="With a trace: write DIR/<trace>.html, the trace's page with the real run "
+            "below it.",
+        ),
+    ],
+)  # fmt: skip
+@reporting
+def conform_command(
+    trace_file: Path | None,
+    system: str,
+    protocol_name: str | None,
+    model_spec: str | None,
+    endpoint: str | None,
+    tick: float,
+    settle: float,
+    ttl_scale: float,
+    schedules: int | None,
+    params: tuple[str, ...],
+    seed: int,
+    max_steps: int,
+    budget: float,
+    as_json: bool,
+    timeline: Path | None,
+    html_dir: Path | None,
+) -> int:
+    """Run a trace (or random schedules) on a real system and compare it with the model:
+    exit 0 if it does what the model predicts, 1 where it diverges, 2 on bad input."""
+    from leadercheck.checker import cli_conform  # noqa: PLC0415 (client libraries load when asked)
+
+    timing = cli_conform.timing_of(tick, settle, ttl_scale)
+    if schedules is None:
+        if trace_file is None:
+            raise LeadercheckError("conform needs a TRACE.json, or --random N")
+        if params:
+            raise LeadercheckError("-p is for --random; a trace carries its parameters")
+        return cli_conform.trace_run(
+            trace_file, protocol_name, model_spec, system, endpoint, timing, as_json,
+            timeline, html_dir, None,
+        )  # fmt: skip
+    if trace_file is not None:
+        raise LeadercheckError("give a TRACE.json or --random N, not both")
+    if html_dir is not None:
+        raise LeadercheckError("--html is for a trace; --random writes --timeline")
+    return cli_conform.random_run(
+        protocol_name, model_spec, parse_params(params), system, endpoint, timing, schedules,
+        seed, max_steps, budget, as_json, timeline,
+    )  # fmt: skip

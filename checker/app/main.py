@@ -1,0 +1,141 @@
+"""`verify`: the command line, and the exit-code contract around everything it runs.
+
+0 holds, 1 violated, 2 usage, model or internal error (one line on stderr; the traceback
+with --debug), 3 incomplete (a bound, or Ctrl-C: a second Ctrl-C during the wind-down is
+absorbed, not an exit by the signal). Only a verdict may exit 1: click's own errors,
+an unexpected exception, and a `SystemExit` that user code raised all exit 2.
+
+The flag-selected modes (`--protocol`, `--all`, `--list`, `--lint`, `--prove/--bmc/
+--synthesize`) share the top-level options, each mode declaring its own (modes.py); the
+subcommands (replay, explain, conform, message-cost, bench) are click commands of their own.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+import click
+from click.core import ParameterSource
+
+from leadercheck.checker.app import check, common, gate, lint, listing, search_options, symbolic
+from leadercheck.checker.app.bench import bench_command, message_cost_command
+from leadercheck.checker.app.conform import conform_command
+from leadercheck.checker.app.modes import Call, Mode, choose, label_of
+from leadercheck.checker.app.output import report_channel
+from leadercheck.checker.app.traces import explain_command, replay_command
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.hashing import pin_hashing
+
+USAGE_ERROR = 2
+INCOMPLETE = 3
+CHECKPOINT_FLAGS = frozenset({"--checkpoint", "--resume"})
+SELECTED = (gate.MODE, listing.MODE, lint.MODE, symbolic.MODE)  # by a flag; else check.MODE
+MODES: tuple[Mode, ...] = (*SELECTED, check.MODE)
+GIVEN = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+class VerifyGroup(click.Group):
+    """The `verify` command with the exit-code contract enforced around everything it runs."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        debug = "--debug" in argv
+        if args is None and CHECKPOINT_FLAGS & {a.partition("=")[0] for a in argv}:
+            pin_hashing(argv)  # a checkpoint's fingerprints must mean the same when resumed
+        try:
+            code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
+            code = code if isinstance(code, int) else 0
+        except (click.exceptions.Abort, KeyboardInterrupt) as exc:
+            code = _failed(exc, debug, "interrupted", INCOMPLETE)
+        except click.BadParameter as exc:
+            code = _failed(exc, debug, f"error: {one_line(_bad_parameter(exc))}")
+        except click.ClickException as exc:
+            code = _failed(exc, debug, f"error: {one_line(exc.format_message())}")
+        except LeadercheckError as exc:  # the user's mistake or their model's: one line
+            code = _failed(exc, debug, f"error: {one_line(str(exc))}")
+        except SystemExit as exc:  # not ours (click's exits are returned): user code exited
+            code = _failed(
+                exc, debug,
+                f"error: something the run imported called sys.exit({exc.code!r}) (a model "
+                "module?); a model must not exit the process",
+            )  # fmt: skip
+        except Exception as exc:  # a bug of ours or a library's: never read as a verdict
+            hint = "" if debug else " (--debug shows the traceback)"
+            message = one_line(f"{type(exc).__name__}: {exc}")
+            code = _failed(exc, debug, f"internal error: {message}{hint}")
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+def _bad_parameter(exc: click.BadParameter) -> str:
+    """`--nodes ３: give a whole number in digits 0-9`: the option as the user spelled it."""
+    if exc.param is None or not exc.param.opts:
+        return exc.format_message()
+    return (
+        f"{label_of(exc.param)} {exc.message}"
+        if isinstance(exc.param, click.Option)
+        else (f"{exc.param.human_readable_name} {exc.message}")
+    )
+
+
+def _failed(exc: BaseException, debug: bool, line: str, code: int = USAGE_ERROR) -> int:
+    if debug:
+        traceback.print_exception(exc, file=sys.stderr)
+    click.echo(line, err=True)
+    return code
+
+
+ROOT_OPTIONS: list[click.Parameter] = [*common.OPTIONS, *search_options.OPTIONS]
+for _mode in MODES:
+    ROOT_OPTIONS += _mode.options
+
+
+@click.group(
+    cls=VerifyGroup,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    params=ROOT_OPTIONS,
+)
+@click.pass_context
+def main(ctx: click.Context, **values: Any) -> int | None:
+    """Exhaustively check a leader-election protocol for two leaders and stale writes."""
+    given = frozenset(name for name in values if ctx.get_parameter_source(name) in GIVEN)
+    if ctx.invoked_subcommand is not None:
+        extra = sorted(given - {"debug"})
+        if extra:
+            raise LeadercheckError(
+                f"give {_labels(ctx)[extra[0]]} after `{ctx.invoked_subcommand}`, not before it"
+            )
+        return None
+    call = Call(values, given, _labels(ctx))
+    mode = choose(call, SELECTED, check.MODE)
+    with report_channel():
+        return mode.run(call)
+
+
+def _labels(ctx: click.Context) -> dict[str, str]:
+    return {p.name: label_of(p) for p in ctx.command.params if p.name}
+
+
+for _command in (replay_command, explain_command, conform_command, message_cost_command,
+                 bench_command):  # fmt: skip
+    main.add_command(_command)
+
+
+if __name__ == "__main__":
+    main()

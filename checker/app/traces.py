@@ -1,0 +1,180 @@
+"""`verify replay` and `verify explain`: a saved trace, re-executed or told as prose.
+
+A trace file is data: it is read bounded in size and parsed without running anything, and
+the model it records is imported only when the user names it with --model (a trace from
+someone else could name any Python file). `explain` of such a trace tells it from the
+file alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from leadercheck.checker.app.args import Once
+from leadercheck.checker.app.common import catalogue_of, checked_model
+from leadercheck.checker.app.output import reporting, say
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.properties import Property
+from leadercheck.checker.protocols import Catalogue
+from leadercheck.checker.render.explain import explain_lines
+from leadercheck.checker.render.text import step_count
+from leadercheck.checker.render.trace_file import load_trace
+from leadercheck.checker.replay import Replay, SavedTrace, replay
+from leadercheck.models.params import ProtocolEntry
+
+TRACE = click.Path(path_type=Path, dir_okay=False)
+MODEL_HELP = (
+    "The user's module that defines the trace's protocol (a trace recorded on a user's "
+    "model needs it named: a trace file never runs code by itself)."
+)
+
+
+def model_option() -> Once:
+    return Once(["--model", "model_spec"], metavar="FILE.py|MODULE", help=MODEL_HELP)
+
+
+@click.command(
+    "replay",
+    params=[
+        click.Argument(["trace_file"], metavar="TRACE.json", type=TRACE),
+        Once(
+            ["--protocol", "protocol_name"], metavar="NAME",
+            help="Replay on this protocol instead, with the file's parameters.",
+        ),
+        model_option(),
+    ],
+)  # fmt: skip
+@reporting
+def replay_command(trace_file: Path, protocol_name: str | None, model_spec: str | None) -> int:
+    """Re-execute a saved trace; exit 0 if it reproduces, 1 where it parts, 2 if malformed."""
+    saved, catalogue, recorded_on, prop = checked_trace(trace_file, model_spec)
+    target = catalogue.lookup(protocol_name) if protocol_name else recorded_on
+    cross = target.name != recorded_on.name
+    values = replay_params(trace_file, target, saved, cross)
+    model = checked_model(catalogue, target, values, (prop,))
+    result = replay(model, saved, prop, compare_states=not cross)
+    say("\n".join(replay_lines(trace_file, saved, target.name, result)))
+    return 0 if result.reproduces else 1
+
+
+@click.command(
+    "explain",
+    params=[click.Argument(["trace_file"], metavar="TRACE.json", type=TRACE), model_option()],
+)
+@reporting
+def explain_command(trace_file: Path, model_spec: str | None) -> int:
+    """Tell a saved trace as prose: one sentence per step, then the broken property."""
+    saved = load_trace(trace_file)
+    if saved.model is None or model_spec is not None:  # checked as replay checks it
+        _, _, recorded_on, _ = checked_trace(trace_file, model_spec, saved)
+        replay_params(trace_file, recorded_on, saved, cross=False)
+    say("\n".join(explain_lines(saved)))
+    return 0
+
+
+def checked_trace(
+    trace_file: Path, model_spec: str | None, saved: SavedTrace | None = None
+) -> tuple[SavedTrace, Catalogue, ProtocolEntry, Property]:
+    """The trace file read and checked against its catalogue, as replay and explain need it:
+    a known protocol, a known property of the kind the file says. The catalogue is the
+    --model given; a trace recorded on a user's model needs it named (see `model_for`)."""
+    saved = load_trace(trace_file) if saved is None else saved
+    catalogue = catalogue_of(model_for(trace_file, saved, model_spec))
+    recorded_on = _trace_protocol(trace_file, saved.protocol, catalogue)
+    claims = catalogue.claims
+    prop = claims.get(saved.property_name)
+    if prop is None:
+        raise LeadercheckError(
+            f"{trace_file}: 'property.name' {saved.property_name!r} is not a known property"
+            f" ({', '.join(claims)})"
+        )
+    if prop.kind.value != saved.property_kind:
+        raise LeadercheckError(
+            f"{trace_file}: 'property.kind' is {saved.property_kind!r} but"
+            f" {prop.name} is {prop.kind.value!r}"
+        )
+    return saved, catalogue, recorded_on, prop
+
+
+def model_for(trace_file: Path, saved: SavedTrace, model_spec: str | None) -> str | None:
+    """The model to load for a trace: the one the user names with --model, or none (the
+    built-in catalogue). A trace file is data that people send each other: the model it
+    records is never imported unless the user names it, since importing runs its code."""
+    if model_spec is not None or saved.model is None:
+        return model_spec
+    raise LeadercheckError(
+        f"{trace_file}: recorded on the model {saved.model}; a trace file never runs code by "
+        f"itself: give --model {saved.model} if you trust that file"
+    )
+
+
+def _trace_protocol(trace_file: Path, name: str, catalogue: Catalogue) -> ProtocolEntry:
+    try:
+        return catalogue.lookup(name)
+    except LeadercheckError as exc:
+        raise LeadercheckError(f"{trace_file}: 'protocol': {exc}") from None
+
+
+def replay_params(
+    trace_file: Path, protocol: ProtocolEntry, saved: SavedTrace, cross: bool
+) -> dict[str, int]:
+    """The file's parameters for `protocol`: on another protocol, extra ones are ignored."""
+    known = {p.name for p in protocol.params}
+    unknown = [name for name in saved.params if name not in known]
+    if unknown and not cross:
+        raise LeadercheckError(
+            f"{trace_file}: 'params.{unknown[0]}' is not a parameter of {protocol.name}"
+        )
+    missing = [p.name for p in protocol.params if p.name not in saved.params]
+    if missing:
+        raise LeadercheckError(
+            f"{trace_file}: 'params' lacks {', '.join(missing)}, which {protocol.name} requires"
+        )
+    given = {name: str(v) for name, v in saved.params.items() if name in known}
+    try:
+        return protocol.resolve(given)
+    except LeadercheckError as exc:
+        raise LeadercheckError(f"{trace_file}: 'params': {exc}") from None
+
+
+def replay_lines(trace_file: Path, saved: SavedTrace, target: str, result: Replay) -> list[str]:
+    """The replayed trace as numbered lines, then every difference and the verdict."""
+    total = len(saved.steps) - 1
+    on = f", on {target}" if target != saved.protocol else ""
+    lines = [
+        f"replaying {trace_file}: {saved.protocol} {saved.trace_kind or 'trace'} of"
+        f" {step_count(total)} for {saved.property_name}{on}"
+    ]
+    width = len(str(total))
+    first = saved.steps[0].summary
+    lines.append(f"  {0:>{width}}  initial: " + "; ".join(f"{k} {v}" for k, v in first.items()))
+    for step in result.steps:
+        shown = step.replayed if step.replayed is not None else f"{step.recorded}  [not enabled]"
+        lines.append(f"  {step.index:>{width}}  {shown}")
+    prop, state, last = result.prop, result.final_state, result.last_index
+    assert prop is not None
+    sometimes = prop.kind.value == "sometimes"
+    if result.prop_broken:
+        mark, status = ("reached", "is reached") if sometimes else ("broken", "is broken")
+        lines.append(f"  {'':>{width}}  => {prop.name} {mark}: {prop.why(state)}")
+    else:
+        mark, status = ("not reached", "is not reached") if sometimes else ("holds", "holds")
+        lines.append(f"  {'':>{width}}  => {prop.name} {mark} after step {last}")
+    if result.reproduces:
+        every = {0: "the initial state", 1: "the one step"}.get(total, f"all {total} steps")
+        lines.append(f"reproduced: {every} as recorded; {prop.name} {status} again")
+        return lines
+    lines += result.findings
+    if not result.completed:
+        lines.append(f"diverged: the replay stops at step {result.steps[-1].index} of {total}")
+    parting = result.first_parting
+    if parting is not None:
+        lines.append(
+            f"the replay parts from the record at step {parting};"
+            f" {prop.name} {status} after step {last}"
+        )
+    else:
+        lines.append(f"every step is as recorded, but {prop.name} {status} at the end")
+    return lines
