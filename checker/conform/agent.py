@@ -116,8 +116,9 @@ class Agent:
         self.paused = False
 
     def kill(self) -> None:
-        """SIGKILL, then reap: the crash the model calls crash."""
-        process, self.process = self.process, None
+        """SIGKILL, then reap: the crash the model calls crash. Harmless when repeated (a
+        kill interrupted by Ctrl-C is simply called again; SIGKILL ends a stopped process)."""
+        process = self.process
         if process is None:
             return
         try:
@@ -134,6 +135,7 @@ class Agent:
                     pipe.close()
             except OSError:
                 pass
+        self.process = None
         self.paused = False
 
     stop = kill

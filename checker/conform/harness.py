@@ -18,6 +18,7 @@ from typing import Any
 
 from leadercheck.checker.conform.agent import Agent, NoAnswer
 from leadercheck.checker.conform.bindings.base import NO_REPLY, Binding, View, reply_lost
+from leadercheck.checker.conform.failures import talking_to
 from leadercheck.checker.conform.world import Facts, World
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import TICK, Action
@@ -236,11 +237,14 @@ def run_trace(
             raise Unsupported(f"step {step.index}: {why} cannot be made real on {binding.system}")
     result = Conformance(binding.protocol, binding.system)
     begun = time.monotonic()
+    system, where = binding.system, world.store
     try:
-        begin(binding, world)
+        with talking_to(system, where, "starting the run"):
+            begin(binding, world)
         before = steps[0].view
         first = expected_facts(binding, before, steps[0])
-        observed = settle(binding, world, [first])
+        with talking_to(system, where, "reading the facts of the initial state"):
+            observed = settle(binding, world, [first])
         result.entries.append(
             Entry(
                 0, 0, "initial state", "servers and clients started", world.now(), first, observed
@@ -249,13 +253,15 @@ def run_trace(
         progress(result.entries[-1])
         for step in steps[1:] if result.entries[-1].matches else ():
             assert step.action is not None
-            real, outcome = perform(binding, world, step.action)
+            with talking_to(system, where, f"step {step.index}: {step.action}"):
+                real, outcome = perform(binding, world, step.action)
             expected = expected_facts(binding, before, step)
             state_facts = {k: v for k, v in expected.items() if k != "call"}
-            if outcome != expected["call"]:
-                observed = {**binding.real_facts(world), "call": outcome}
-            else:
-                observed = {**settle(binding, world, [state_facts]), "call": outcome}
+            with talking_to(system, where, f"reading the facts after step {step.index}"):
+                if outcome != expected["call"]:
+                    observed = {**binding.real_facts(world), "call": outcome}
+                else:
+                    observed = {**settle(binding, world, [state_facts]), "call": outcome}
             entry = Entry(
                 step.index, step.ticks, str(step.action), real, world.now(), expected, observed
             )
@@ -266,16 +272,11 @@ def run_trace(
                 break
     except KeyboardInterrupt:
         result.interrupted = True
-    except LeadercheckError:
-        raise
-    except Exception as exc:  # a client library's error reading the real system: one line
-        where = ",".join(f"{h}:{p}" for h, p in world.store)
-        told = (str(exc).strip().splitlines() or ["no answer"])[0][:200]
-        raise LeadercheckError(
-            f"{binding.system} at {where} failed: {type(exc).__name__}: {told}"
-        ) from exc
     finally:
-        world.close()
+        try:
+            world.close()
+        except KeyboardInterrupt:  # a second Ctrl-C while closing: everything is closed
+            result.interrupted = True
         result.seconds = round(time.monotonic() - begun, 2)
     return result
 

@@ -16,9 +16,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from leadercheck.checker.conform.bindings.base import Binding, reply_lost
+from leadercheck.checker.conform.failures import talking_to
 from leadercheck.checker.conform.harness import (
     Conformance,
     Entry,
@@ -29,7 +30,8 @@ from leadercheck.checker.conform.harness import (
     settle,
     unsupported,
 )
-from leadercheck.checker.conform.world import Facts, World
+from leadercheck.checker.conform.world import World
+from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import TICK, Action, Model
 from leadercheck.checker.replay import normalise
 
@@ -38,18 +40,35 @@ class Divergence(Exception):
     """Raised inside a hypothesis example so that it shrinks the schedule."""
 
 
+class _Stop(BaseException):
+    """Ends hypothesis's run at once, from inside an example: Ctrl-C, the budget spent, or
+    the real system failing. Not an Exception, so hypothesis neither shrinks nor replays
+    it; it may still report it as FlakyStrategyDefinition (an example that stops before
+    a draw an earlier one made), so the caller remembers that it stopped and why."""
+
+
 @dataclass
 class Walks:
-    """What the random schedules found: how many ran, and the shortest divergent one."""
+    """What the random schedules found: how many ran, and the shortest divergent one.
+
+    `drawn` schedules were drawn before any diverged; after the first divergence every
+    run is hypothesis shrinking it (`shrinks`). `partial` is the schedule a Ctrl-C cut
+    short, as far as it got."""
 
     protocol: str
     system: str
-    schedules: int = 0
+    drawn: int = 0
+    shrinks: int = 0
     steps: int = 0
     failures: list[Conformance] = field(default_factory=list)
     seconds: float = 0.0
     out_of_budget: bool = False
     interrupted: bool = False
+    partial: Conformance | None = None
+
+    @property
+    def schedules(self) -> int:
+        return self.drawn + self.shrinks
 
     @property
     def shortest(self) -> Conformance | None:
@@ -79,13 +98,17 @@ def walk(
     max_steps: int,
 ) -> Conformance:
     """One random schedule on the real system; stops at the first observation the model
-    cannot explain."""
+    cannot explain. A Ctrl-C ends it as it stands (`interrupted`); the real system failing
+    is a SystemFailure (failures.py), raised once the world is closed."""
     result = Conformance(binding.protocol, binding.system)
+    system, where = binding.system, world.store
     try:
-        begin(binding, world)
+        with talking_to(system, where, "starting the run"):
+            begin(binding, world)
         states = list(model.initial_states())
         initial = [dict(binding.model_facts(normalise(model.describe(s)))) for s in states]
-        observed = settle(binding, world, initial)
+        with talking_to(system, where, "reading the facts of the initial state"):
+            observed = settle(binding, world, initial)
         states = [s for s, f in zip(states, initial, strict=True) if f == dict(observed)]
         result.entries.append(
             Entry(
@@ -115,14 +138,16 @@ def walk(
             options = moves[chosen]
             action = options[0][1]
             ticks += action.kind == TICK
-            real, outcome = perform(binding, world, action)
+            with talking_to(system, where, f"step {index}: {action}"):
+                real, outcome = perform(binding, world, action)
             allowed = [(after, _facts(binding, model, s, a, after)) for s, a, after in options]
             wanted = [
                 {k: v for k, v in f.items() if k != "call"}
                 for _, f in allowed
                 if f["call"] == outcome
             ]
-            facts: Facts = settle(binding, world, wanted) if wanted else binding.real_facts(world)
+            with talking_to(system, where, f"reading the facts after step {index}"):
+                facts = settle(binding, world, wanted) if wanted else binding.real_facts(world)
             seen = {**facts, "call": outcome}
             survivors = [after for after, f in allowed if f == seen]
             expected = next((f for _, f in allowed if f == seen), allowed[0][1])
@@ -135,7 +160,10 @@ def walk(
     except KeyboardInterrupt:
         result.interrupted = True
     finally:
-        world.close()
+        try:
+            world.close()
+        except KeyboardInterrupt:  # a second Ctrl-C while closing: everything is closed
+            result.interrupted = True
     return result
 
 
@@ -148,14 +176,27 @@ def random_walks(
     max_steps: int,
     budget: float,
     progress: Callable[[Conformance], None] = lambda c: None,
+    found: Walks | None = None,
 ) -> Walks:
-    """`schedules` random schedules (and hypothesis's shrinking of any divergent one)."""
-    from hypothesis import HealthCheck, Phase, given, settings
+    """`schedules` random schedules (and hypothesis's shrinking of any divergent one).
+
+    Returns what ran, however it ended: all of them, the budget spent (`out_of_budget`)
+    or a Ctrl-C (`interrupted`; the schedule it cut short is `partial`). `found` may be
+    given to see what ran even if a Ctrl-C comes after this returns (the caller's server
+    stop). A LeadercheckError (the real system failing, a model error) ends the search
+    at once and is raised as it is."""
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hypothesis_seed
     from hypothesis import strategies as st
 
-    found = Walks(binding.protocol, binding.system)
+    found = found if found is not None else Walks(binding.protocol, binding.system)
     begun = time.monotonic()
+    failed: list[LeadercheckError] = []
+    stopped: list[bool] = []
+
+    def stop() -> NoReturn:
+        stopped.append(True)
+        raise _Stop
 
     @hypothesis_seed(seed)
     @settings(
@@ -166,36 +207,55 @@ def random_walks(
         phases=[Phase.generate, Phase.shrink],
         suppress_health_check=list(HealthCheck),
         report_multiple_bugs=False,
+        verbosity=Verbosity.quiet,
     )
     @given(st.data())
     def schedule(data: st.DataObject) -> None:
-        if found.interrupted or time.monotonic() - begun > budget:
-            found.out_of_budget = not found.interrupted
-            return
+        if stopped:
+            stop()
+        if time.monotonic() - begun > budget:
+            found.out_of_budget = True
+            stop()
         length = data.draw(st.integers(1, max_steps), label="steps")
-        run = walk(
-            model,
-            binding,
-            make_world(),
-            lambda n: data.draw(st.integers(0, n - 1)),
-            length,
-        )
-        found.schedules += 1
+        try:
+            run = walk(
+                model,
+                binding,
+                make_world(),
+                lambda n: data.draw(st.integers(0, n - 1)),
+                length,
+            )
+        except LeadercheckError as exc:
+            failed.append(exc)
+            stop()
+        if run.interrupted:
+            found.interrupted, found.partial = True, run
+            stop()
+        if found.failures:
+            found.shrinks += 1
+        else:
+            found.drawn += 1
         found.steps += len(run.entries) - 1
         progress(run)
-        if run.interrupted:
-            found.interrupted = True
-            return
         if run.divergence is not None:
             found.failures.append(run)
             raise Divergence(str(run.divergence.step))
 
     try:
         schedule()
-    except Divergence:
+    except (_Stop, Divergence):
         pass
-    except Exception as exc:  # hypothesis's own complaints after our budget ran out
-        if not found.failures and not found.out_of_budget:
-            raise exc
-    found.seconds = round(time.monotonic() - begun, 2)
+    except KeyboardInterrupt:  # between schedules, or in hypothesis's own code
+        found.interrupted = True
+    except Exception:
+        # Hypothesis may tell a stop in its own words (an example that ends before drawing
+        # what an earlier one drew is FlakyStrategyDefinition to it), or complain that a
+        # shrunk schedule did not diverge again (a real system is not deterministic). What
+        # ended the search is known here either way.
+        if not (stopped or found.failures):
+            raise
+    finally:
+        found.seconds = round(time.monotonic() - begun, 2)
+    if failed:
+        raise failed[0]
     return found

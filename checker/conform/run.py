@@ -10,6 +10,7 @@ client processes and proxies are gone when it returns.
 from __future__ import annotations
 
 import contextlib
+import re
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from typing import Any
 from leadercheck.checker.conform import servers
 from leadercheck.checker.conform.bindings import binding_for
 from leadercheck.checker.conform.bindings.base import Binding
+from leadercheck.checker.conform.failures import probe
 from leadercheck.checker.conform.harness import Conformance, Entry, ModelStep, run_trace
 from leadercheck.checker.conform.world import Timing, World
 from leadercheck.checker.errors import LeadercheckError
@@ -35,22 +37,34 @@ class Running:
     extra: dict[str, Any]
 
 
+_HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\]")
+ENDPOINT_FORM = "host:port[,host:port...] with a port from 1 to 65535"
+
+
 def parse_endpoints(text: str) -> list[Address]:
-    """`host:port[,host:port...]`, as --endpoint takes it."""
+    """`host:port[,host:port...]`, as --endpoint takes it (an IPv6 host in brackets)."""
+    shown = text if len(text) <= 80 else text[:77] + "..."
     found: list[Address] = []
     for part in text.split(","):
         host, sep, port = part.strip().rpartition(":")
-        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise LeadercheckError(f"--endpoint {text!r}: expected host:port[,host:port...]")
-        found.append((host, int(port)))
+        if not sep or not _HOST.fullmatch(host) or not (port.isascii() and port.isdigit()):
+            raise LeadercheckError(f"--endpoint {shown!r}: expected {ENDPOINT_FORM}")
+        if not 0 < int(port) < 65536:
+            raise LeadercheckError(f"--endpoint {shown!r}: port {port} is not from 1 to 65535")
+        address = (host.removeprefix("[").removesuffix("]"), int(port))
+        if address in found:
+            raise LeadercheckError(f"--endpoint {shown!r}: {part.strip()} given twice")
+        found.append(address)
     return found
 
 
 @contextlib.contextmanager
 def running_servers(system: str, endpoint: str | None) -> Iterator[Running]:
-    """The user's servers as given, or fresh ones on loopback, always stopped afterwards."""
+    """The user's servers as given (each connected to once first), or fresh ones on
+    loopback, always stopped afterwards."""
     if endpoint is not None:
         addresses = parse_endpoints(endpoint)
+        probe(system, addresses)
         extra: dict[str, Any] = {}
         if system == "postgres":
             host, port = addresses[0]
@@ -107,10 +121,16 @@ def conform_trace(
     if binding is None:
         binding = binding_for(protocol, system, params)
         binding.check_timing(timing)
-    with (
-        running_servers(system, endpoint) as running,
-        tempfile.TemporaryDirectory(prefix="leadercheck-clients-") as logs,
-    ):
-        world = world_for(binding, running, timing, Path(logs))
-        result = run_trace(binding, world, steps, progress)
+    result = None
+    try:
+        with (
+            running_servers(system, endpoint) as running,
+            tempfile.TemporaryDirectory(prefix="leadercheck-clients-") as logs,
+        ):
+            world = world_for(binding, running, timing, Path(logs))
+            result = run_trace(binding, world, steps, progress)
+    except KeyboardInterrupt:  # while the servers stop: what ran stands, interrupted
+        if result is None:
+            raise
+        result.interrupted = True
     return Report(result, binding, running.version, timing, trace_name)

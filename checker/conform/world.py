@@ -69,12 +69,22 @@ class World:
         return ("127.0.0.1", proxy.port)
 
     def close(self) -> None:
-        """Every client process killed and every link closed, whatever state they are in."""
-        for agent in self.agents.values():
-            if agent.paused:
-                agent.resume()
-            agent.kill()
-        for proxy in self.links.values():
-            proxy.stop()
+        """Every client process killed and every link closed, whatever state they are in.
+
+        A Ctrl-C meanwhile (a second one, while the first winds the run down) does not
+        leave a client running: each step is finished, and the interrupt raised again once
+        everything is closed."""
+        interrupted = False
+        steps = [agent.kill for agent in self.agents.values()]
+        steps += [proxy.stop for proxy in self.links.values()]
+        for step in steps:
+            while True:
+                try:
+                    step()  # both are harmless when repeated
+                    break
+                except KeyboardInterrupt:
+                    interrupted = True
         self.agents.clear()
         self.links.clear()
+        if interrupted:
+            raise KeyboardInterrupt

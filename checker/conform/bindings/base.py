@@ -98,6 +98,17 @@ class Binding(ABC):
         shown = ", ".join(f"{k}={v}" for k, v in sorted(result.items()))
         return f"{node} {op}: {shown}" if shown else f"{node} {op}"
 
+    #: how many --endpoint addresses the system takes (None: any number from one)
+    endpoints: int | None = None
+
+    def check_endpoints(self, count: int) -> None:
+        """Refuse (LeadercheckError) a number of --endpoint addresses this binding cannot use."""
+        if self.endpoints is not None and count != self.endpoints:
+            wanted = f"{self.endpoints} address{'es' * (self.endpoints != 1)}"
+            raise LeadercheckError(
+                f"--endpoint: {self.system} ({self.protocol}) takes {wanted}, not {count}"
+            )
+
     def check_timing(self, timing: Timing) -> None:
         """Refuse (LeadercheckError) a time mapping this system cannot honour."""
         if timing.tick <= 0 or timing.ttl_scale <= 0:

@@ -45,6 +45,7 @@ class PostgresLeaseRow(LeaseBinding):
         "check": ["check"],
         "write": ["write"],
     }
+    endpoints = 1  # one server: the store and the storage are tables in it
     #: the UPDATE without `WHERE token = $seen` (a subclass may force it, to be caught)
     blind: bool | None = None
 

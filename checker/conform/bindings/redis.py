@@ -86,6 +86,7 @@ class Redlock(Binding):
     system = "redis"
     #: "clock jump" is made real by the binding's own op (jump_<M>), the rest by the harness
     faults = frozenset({"pause", "resume", "tick", "clock jump"})
+    endpoints = len(MASTERS)  # the five masters, in order A..E; the storage is on A
 
     def __init__(self, protocol: str, params: Mapping[str, int]) -> None:
         super().__init__(protocol, params)
