@@ -194,7 +194,8 @@ def check_output_dir(path: Path, option: str | None = None) -> None:
     except OSError as exc:
         raise LeadercheckError(f"cannot write to {path}: {_reason(exc)}") from None
     if not stat.S_ISDIR(mode):
-        raise LeadercheckError(f"{label} is {kind(mode)}, not a directory")
+        what = f"a symbolic link to {kind(mode)}" if os.path.islink(path) else kind(mode)
+        raise LeadercheckError(f"{label} is {what}, not a directory")
     _probe(path, path)
 
 
