@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from leadercheck.checker.cli import main
+from leadercheck.checker.app.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACES = sorted((ROOT / "counterexamples").glob("*.json"))[:6]

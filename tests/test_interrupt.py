@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-VERIFY = [sys.executable, "-c", "from leadercheck.checker.cli import main; main()"]
+VERIFY = [sys.executable, "-c", "from leadercheck.checker.app.main import main; main()"]
 TIMEOUT = 120
 
 
@@ -58,7 +58,7 @@ def _interrupted_in(phase: str) -> str:
         f"""
         import os, signal, sys, time
         import {owner} as owner
-        from leadercheck.checker.cli import main
+        from leadercheck.checker.app.main import main
         target = getattr(owner, {cls!r})
         original = getattr(target, {attr!r})
         calls = []

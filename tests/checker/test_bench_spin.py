@@ -70,7 +70,7 @@ def test_spin_finds_the_broken_variants_violated(variant: str, n: int) -> None:
 def test_bench_spin_refuses_what_it_does_not_take() -> None:
     from click.testing import CliRunner
 
-    from leadercheck.checker.cli import main
+    from leadercheck.checker.app.main import main
 
     result = CliRunner().invoke(main, ["bench", "--spin", "--only", "raft-election"])
     assert result.exit_code == 2

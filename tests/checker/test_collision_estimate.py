@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from leadercheck.checker.cli import main
+from leadercheck.checker.app.main import main
 from leadercheck.checker.engine.store import FP_MASK
 from leadercheck.checker.result import FINGERPRINT_SPACE, Stats
 

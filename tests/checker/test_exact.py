@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from leadercheck.checker import Action, Model
-from leadercheck.checker.cli import main
+from leadercheck.checker.app.main import main
 from leadercheck.checker.engine.settings import Reductions
 from leadercheck.checker.engine.store import FP_MASK
 from leadercheck.checker.properties import always

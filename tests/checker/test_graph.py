@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from leadercheck.checker import Action, LeadercheckError, Model, always, check
-from leadercheck.checker.cli import main
+from leadercheck.checker.app.main import main
 from leadercheck.checker.graph import (
     GraphTooLarge,
     count_states,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from leadercheck.checker.cli import main
+from leadercheck.checker.app.main import main
 from leadercheck.checker.properties import always, eventually, leads_to
 from leadercheck.checker.render.context import TraceContext
 from leadercheck.checker.render.dot import trace_to_dot

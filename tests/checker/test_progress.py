@@ -55,7 +55,7 @@ def test_ctrl_c_prints_partial_statistics_and_exits_3(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "leadercheck.checker.cli",
+            "leadercheck.checker.app",
             "--protocol",
             "lease-fencing",
             "-p",

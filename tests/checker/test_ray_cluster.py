@@ -78,7 +78,7 @@ def head(tmp: Path, env: dict[str, str]) -> Iterator[str]:
 def verify(
     *args: str, env: dict[str, str], timeout: float = 180
 ) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "leadercheck.checker.cli", *args]
+    command = [sys.executable, "-m", "leadercheck.checker.app", *args]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
 
 

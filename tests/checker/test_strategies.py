@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 import leadercheck.checker.engine.strategies as strategies
+from leadercheck.checker.app.main import main
 from leadercheck.checker.bench import searches
-from leadercheck.checker.cli import main
 from leadercheck.checker.engine.settings import Reductions, Sampling, SearchSettings
 from leadercheck.checker.engine.strategies import chosen
 from leadercheck.checker.engines import describe, searcher

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from leadercheck.checker.cli import load_trace
 from leadercheck.checker.conform.harness import ModelStep, model_steps
 from leadercheck.checker.conform.run import Report, conform_trace
 from leadercheck.checker.conform.world import Timing
 from leadercheck.checker.protocols import built_in, load_catalogue
+from leadercheck.checker.render.trace_file import load_trace
 from leadercheck.checker.replay import replay
 
 ROOT = Path(__file__).resolve().parents[2]

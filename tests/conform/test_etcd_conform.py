@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from leadercheck.checker.cli import main
+from leadercheck.checker.app.main import main
 from leadercheck.checker.conform import servers
 from leadercheck.checker.conform.world import Timing
 from tests.conform.helpers import ROOT, conform
@@ -131,7 +131,7 @@ def test_ctrl_c_mid_run_is_incomplete_and_leaves_nothing_running(tmp_path: Path)
 
     timeline = tmp_path / "t.json"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "leadercheck.checker.cli", "conform", str(LEASE), "--against",
+        [sys.executable, "-m", "leadercheck.checker.app", "conform", str(LEASE), "--against",
          "etcd", "--timeline", str(timeline)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
