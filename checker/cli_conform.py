@@ -4,20 +4,25 @@ Wiring only: the trace is read and replayed on the model as `verify replay` does
 same checks, the same errors), the schedule is made real by checker/conform/ and the
 record is printed, written as JSON (--timeline) and as the trace's HTML page (--html).
 Exit codes: 0 the real system did what the model predicted, 1 it diverged (a
-model-fidelity finding), 2 usage or setup error (a server that does not start, a step
-the system cannot run), 3 interrupted.
+model-fidelity finding), 2 usage or setup error (a server that does not start or stops
+answering, a step the system cannot run), 3 incomplete (Ctrl-C, or --random's budget
+spent before its N schedules). Everything that can be checked without a server is
+checked before one starts: the arguments, the endpoints (and how many the system
+takes), the output paths, the client library and, for --random, hypothesis.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import math
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import click
-
+from leadercheck.checker.app.output import say, warn
+from leadercheck.checker.conform.bindings.base import Binding
 from leadercheck.checker.conform.harness import Entry, ModelStep, model_steps
 from leadercheck.checker.conform.report import time_mapping, to_record
 from leadercheck.checker.conform.run import Report, conform_trace, parse_endpoints
@@ -35,6 +40,8 @@ from leadercheck.checker.result import PropertyResult, Verdict
 from leadercheck.checker.trace import Step, Trace
 
 CONFORMS, DIVERGES, INCOMPLETE = 0, 1, 3
+MAX_SCHEDULES = 100_000
+MAX_STEPS = 200
 
 
 def timing_of(tick: float, settle: float, ttl_scale: float = 1.0) -> Timing:
@@ -47,15 +54,34 @@ def timing_of(tick: float, settle: float, ttl_scale: float = 1.0) -> Timing:
     return Timing(tick=tick, settle=settle, ttl_scale=ttl_scale)
 
 
-def check_outputs(timeline: Path | None, html_dir: Path | None, endpoint: str | None) -> None:
+def check_outputs(
+    timeline: Path | None, html_dir: Path | None, endpoint: str | None, binding: Binding
+) -> None:
     """Before anything runs: the files asked for can be written (nothing half-done after)
-    and the endpoints read."""
+    and the endpoints read, as many as the binding takes."""
     if endpoint is not None:
-        parse_endpoints(endpoint)
+        binding.check_endpoints(len(parse_endpoints(endpoint)))
     if timeline is not None:
         check_writable_file(timeline, "--timeline")
     if html_dir is not None:
         check_writable(html_dir)
+
+
+def check_random(schedules: int, max_steps: int, budget: float) -> None:
+    """--random's own numbers, and hypothesis, which draws and shrinks the schedules."""
+    if not 1 <= schedules <= MAX_SCHEDULES:
+        raise LeadercheckError(
+            f"--random {schedules}: give a number of schedules from 1 to {MAX_SCHEDULES}"
+        )
+    if not 1 <= max_steps <= MAX_STEPS:
+        raise LeadercheckError(f"--steps {max_steps}: give 1 to {MAX_STEPS} steps per schedule")
+    if not (math.isfinite(budget) and budget > 0):
+        raise LeadercheckError(f"--budget {budget:g}: give a number of seconds above 0")
+    if importlib.util.find_spec("hypothesis") is None:
+        raise LeadercheckError(
+            "conform --random needs hypothesis, which draws the schedules: "
+            "pip install -e '.[conform]'"
+        )
 
 
 def trace_run(
@@ -68,17 +94,18 @@ def trace_run(
     as_json: bool,
     timeline: Path | None,
     html_dir: Path | None,
-    ctx: click.Context,
+    ctx: Any = None,
 ) -> int:
     """A saved trace on the real system: the exit code."""
-    from leadercheck.checker import cli  # noqa: PLC0415 (cli imports this module lazily)
+    from leadercheck.checker.app.common import checked_model  # noqa: PLC0415
+    from leadercheck.checker.app.traces import checked_trace, replay_params  # noqa: PLC0415
     from leadercheck.checker.replay import replay  # noqa: PLC0415
 
-    saved, catalogue, recorded_on, prop = cli._checked_trace(ctx, trace_file, model_spec)
+    saved, catalogue, recorded_on, prop = checked_trace(trace_file, model_spec)
     target = catalogue.lookup(protocol_name) if protocol_name else recorded_on
     cross = target.name != recorded_on.name
-    values = cli._replay_params(trace_file, target, saved, cross)
-    model = cli._checked_model(catalogue, target, values, (prop,))
+    values = replay_params(trace_file, target, saved, cross)
+    model = checked_model(catalogue, target, values, (prop,))
     replayed = replay(model, saved, prop, compare_states=not cross)
     if not replayed.completed:
         parting = next(s for s in replayed.steps if not s.enabled)
@@ -88,7 +115,8 @@ def trace_run(
         )
     actions = [s.replayed for s in replayed.steps if s.replayed is not None]
     steps = model_steps(model, replayed.visited, actions)
-    check_outputs(timeline, html_dir, endpoint)
+    binding = _binding(target.name, against, values, timing)
+    check_outputs(timeline, html_dir, endpoint, binding)
     echo = _printer(as_json)
     shown: list[dict[str, Any]] = []
 
@@ -97,8 +125,7 @@ def trace_run(
         echo(entry_line(row, shown[-1] if shown else None))
         shown.append(row)
 
-    report = _run(target.name, values, steps, against, endpoint, timing, progress, trace_file,
-                  echo)  # fmt: skip
+    report = _run(binding, steps, endpoint, timing, progress, trace_file, echo)
     record = to_record(report)
     _finish(record, as_json, echo, timeline)
     if html_dir is not None:
@@ -107,40 +134,45 @@ def trace_run(
         stem = trace_file.name.removesuffix(".json")
         write_all(html_dir, {f"{stem}.html": page})
         if not as_json:
-            click.echo(f"wrote {html_dir / (stem + '.html')}")
+            say(f"wrote {html_dir / (stem + '.html')}")
     return _code(record["verdict"])
 
 
+def _binding(protocol: str, against: str, values: Mapping[str, int], timing: Timing) -> Binding:
+    """The binding (its client library imported: a missing one is one line now, before
+    any server) and its refusal of a time mapping it cannot honour."""
+    from leadercheck.checker.conform.bindings import binding_for  # noqa: PLC0415
+
+    binding = binding_for(protocol, against, values)
+    binding.check_timing(timing)
+    return binding
+
+
 def _run(
-    protocol: str,
-    values: dict[str, int],
+    binding: Binding,
     steps: list[ModelStep],
-    against: str,
     endpoint: str | None,
     timing: Timing,
     progress: Any,
     trace_file: Path,
     echo: Any,
 ) -> Report:
-    from leadercheck.checker.conform.bindings import binding_for  # noqa: PLC0415
-
-    binding = binding_for(protocol, against, values)
-    binding.check_timing(timing)
-    shown = {"trace": str(trace_file), "protocol": protocol, "params": dict(sorted(values.items())),
-             "system": against,
+    values = binding.params
+    shown = {"trace": str(trace_file), "protocol": binding.protocol,
+             "params": dict(sorted(values.items())), "system": binding.system,
              "server": f"the servers at {endpoint}" if endpoint else "servers started on loopback",
              "time_mapping": time_mapping(timing)}  # fmt: skip
     for line in header_lines(shown, len(steps) - 1):
         echo(line)
-    return conform_trace(protocol, values, steps, against, timing, endpoint, progress,
-                         str(trace_file), binding)  # fmt: skip
+    return conform_trace(binding.protocol, values, steps, binding.system, timing, endpoint,
+                         progress, str(trace_file), binding)  # fmt: skip
 
 
 def _printer(as_json: bool) -> Any:
     """Progress lines on stdout, or nothing but the record with --json."""
     if as_json:
         return lambda line: None
-    return lambda line: click.echo(line)
+    return lambda line: say(line)
 
 
 def _record_json(record: Mapping[str, Any]) -> str:
@@ -154,7 +186,7 @@ def _write_timeline(timeline: Path, record: Mapping[str, Any]) -> None:
 
 def _finish(record: Mapping[str, Any], as_json: bool, echo: Any, timeline: Path | None) -> None:
     if as_json:
-        click.echo(_record_json(record))
+        say(_record_json(record))
     else:
         for line in verdict_lines(record):
             echo(line)
@@ -162,7 +194,7 @@ def _finish(record: Mapping[str, Any], as_json: bool, echo: Any, timeline: Path 
     if timeline is not None:
         _write_timeline(timeline, record)
         if not as_json:
-            click.echo(f"wrote {timeline}")
+            say(f"wrote {timeline}")
 
 
 def _code(verdict: str) -> int:
@@ -215,24 +247,22 @@ def random_run(
     as_json: bool,
     timeline: Path | None,
 ) -> int:
-    """N random schedules on the real system, every observation checked against the model."""
-    from leadercheck.checker import cli  # noqa: PLC0415
-    from leadercheck.checker.conform.bindings import binding_for, protocols_on  # noqa: PLC0415
-    from leadercheck.checker.conform.random_walks import random_walks  # noqa: PLC0415
+    """N random schedules on the real system, every observation checked against the model.
+
+    A Ctrl-C (in the servers' start, a schedule, hypothesis's shrinking or the servers'
+    stop) ends in exit 3 with one line on stderr, what ran so far in --timeline and
+    --json, and the servers stopped; a real system that fails is one line, exit 2."""
+    from leadercheck.checker.app.common import catalogue_of, checked_model  # noqa: PLC0415
+    from leadercheck.checker.conform.random_walks import Walks, random_walks  # noqa: PLC0415
     from leadercheck.checker.conform.run import running_servers, world_for  # noqa: PLC0415
 
-    if schedules < 1 or schedules > 100_000:
-        raise LeadercheckError(f"--random {schedules}: give a number of schedules from 1")
-    if not 1 <= max_steps <= 200:
-        raise LeadercheckError(f"--steps {max_steps}: give 1 to 200 steps per schedule")
-    catalogue = cli._catalogue(model_spec)
-    name = protocol_name or (protocols_on(against) or [""])[0]
-    entry = catalogue.lookup(name)
+    check_random(schedules, max_steps, budget)
+    catalogue = catalogue_of(model_spec)
+    entry = catalogue.lookup(_random_protocol(protocol_name, against, catalogue.protocols))
     values = entry.resolve(dict(given))
-    binding = binding_for(entry.name, against, values)
-    binding.check_timing(timing)
-    model = cli._checked_model(catalogue, entry, values, ())
-    check_outputs(timeline, None, endpoint)
+    binding = _binding(entry.name, against, values, timing)
+    model = checked_model(catalogue, entry, values, ())
+    check_outputs(timeline, None, endpoint, binding)
     echo = _printer(as_json)
     params = " ".join(f"{k}={v}" for k, v in sorted(values.items()))
     echo(f"conform --random {schedules}: {entry.name} ({params}) against {against},"
@@ -243,30 +273,91 @@ def random_run(
         n = len(run.entries) - 1
         echo(f"  schedule of {n} step{'s' * (n != 1)}: {run.verdict.lower()}")
 
-    with (
-        running_servers(against, endpoint) as running,
-        tempfile.TemporaryDirectory(prefix="leadercheck-clients-") as logs,
-    ):
-        found = random_walks(
-            model, binding, lambda: world_for(binding, running, timing, Path(logs)),
-            schedules, seed, max_steps, budget, progress,
-        )  # fmt: skip
+    found = Walks(binding.protocol, binding.system)
+    server = f"{against} (not started: interrupted)"
+    try:
+        with (
+            running_servers(against, endpoint) as running,
+            tempfile.TemporaryDirectory(prefix="leadercheck-clients-") as logs,
+        ):
+            server = running.version
+            random_walks(
+                model, binding, lambda: world_for(binding, running, timing, Path(logs)),
+                schedules, seed, max_steps, budget, progress, found,
+            )  # fmt: skip
+    except KeyboardInterrupt:  # starting or stopping the servers (random_walks keeps its own)
+        found.interrupted = True
+    record = _random_record(found, entry.name, values, against, server, timing, seed, schedules)
+    if as_json:
+        say(_record_json(record))
+    elif not found.interrupted:
+        _random_summary(record)
+    if timeline is not None:
+        _write_timeline(timeline, record)
+    if found.interrupted:
+        warn(_interrupted_line(record, timeline))
+    return _code(record["verdict"])
+
+
+def _random_protocol(name: str | None, against: str, known: Mapping[str, Any]) -> str:
+    """The protocol --random runs: the one named, else the first the system runs that the
+    catalogue has (Redlock is the tutorial's: it needs --model examples/redlock.py)."""
+    from leadercheck.checker.conform.bindings import SYSTEMS, protocols_on  # noqa: PLC0415
+
+    if name is not None:
+        return name
+    if against not in SYSTEMS:
+        raise LeadercheckError(f"unknown system {against!r}: choose one of {', '.join(SYSTEMS)}")
+    runs = protocols_on(against)
+    found = next((p for p in runs if p in known), None)
+    if found is None:
+        raise LeadercheckError(
+            f"{against} runs {', '.join(runs)}, none of them in this catalogue"
+            + (" (the tutorial's: give --model examples/redlock.py)" if against == "redis" else "")
+        )
+    return found
+
+
+def _random_record(
+    found: Any,
+    protocol: str,
+    values: Mapping[str, int],
+    against: str,
+    server: str,
+    timing: Timing,
+    seed: int,
+    schedules: int,
+) -> dict[str, Any]:
+    """What the random schedules came to, as --json prints it and --timeline writes it.
+
+    Ctrl-C makes it INCOMPLETE whatever was found (as a search's Ctrl-C does); a divergent
+    history found before it is kept, not fully shrunk. A budget spent before the N
+    schedules ran, with no divergence, is INCOMPLETE too."""
     shortest = found.shortest
+    if found.interrupted:
+        verdict = "INCOMPLETE"
+    elif shortest is not None:
+        verdict = "DIVERGES"
+    else:
+        verdict = "INCOMPLETE" if found.out_of_budget else "CONFORMS"
     record: dict[str, Any] = {
         "schema": "leadercheck.conformance-random/1",
-        "protocol": entry.name,
+        "protocol": protocol,
         "params": dict(sorted(values.items())),
         "system": against,
-        "server": running.version,
+        "server": server,
         "time_mapping": time_mapping(timing),
         "seed": seed,
-        "schedules_run": found.schedules,
+        "schedules_asked": schedules,
+        "schedules_run": found.drawn,
+        "shrink_runs": found.shrinks,
         "steps_run": found.steps,
         "seconds": found.seconds,
         "budget_ran_out": found.out_of_budget,
         "interrupted": found.interrupted,
-        "verdict": "DIVERGES" if shortest else ("INCOMPLETE" if found.interrupted else "CONFORMS"),
+        "verdict": verdict,
         "divergent_history": None,
+        "interrupted_schedule": None,
     }
     if shortest is not None:
         d = shortest.divergence
@@ -282,35 +373,49 @@ def random_run(
             },  # fmt: skip
             "timeline": [e.to_json() for e in shortest.entries],
         }
-    if as_json:
-        click.echo(_record_json(record))
-    else:
-        _random_summary(record)
+    if found.partial is not None:
+        record["interrupted_schedule"] = {
+            "steps": max(0, len(found.partial.entries) - 1),
+            "timeline": [e.to_json() for e in found.partial.entries],
+        }
+    return record
+
+
+def _interrupted_line(record: Mapping[str, Any], timeline: Path | None) -> str:
+    """The one line a Ctrl-C ends with (on stderr)."""
+    line = (
+        f"interrupted after {record['schedules_run']} of {record['schedules_asked']} schedules"
+        f" ({_count(record['steps_run'], 'step')} in {record['seconds']:g} s)"
+    )
+    history = record["divergent_history"]
+    if history is not None:
+        line += (
+            f"; a divergent history of {_count(history['steps'], 'step')} was found, shrinking"
+            f" stopped after {_count(record['shrink_runs'], 'run')}"
+        )
     if timeline is not None:
-        _write_timeline(timeline, record)
-    return _code(record["verdict"])
+        line += f"; wrote {timeline}"
+    return line
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
 
 
 def _random_summary(record: Mapping[str, Any]) -> None:
-    ran = (
-        f"{record['schedules_run']} schedules, {record['steps_run']} steps on"
-        f" {record['server']} in {record['seconds']:g} s"
-    )
+    ran = f"{record['schedules_run']} of {record['schedules_asked']} schedules"
+    if record["shrink_runs"]:
+        ran += f" and {record['shrink_runs']} runs shrinking"
+    ran += f", {record['steps_run']} steps on {record['server']} in {record['seconds']:g} s"
     if record["budget_ran_out"]:
         ran += " (the time budget ran out)"
     history = record["divergent_history"]
     if history is None:
-        verdict = record["verdict"]
-        tail = (
-            "every observed history is a path of the model"
-            if verdict == "CONFORMS"
-            else ("interrupted")
-        )
-        click.echo(f"{verdict}: {ran}; {tail}")
+        say(f"{record['verdict']}: {ran}; every observed history is a path of the model")
         return
     d = history["divergence"]
     shrunk = f"{history['steps']} steps (the shortest of {history['found_among']} found)"
-    click.echo(f"DIVERGES: {ran}; a history the model cannot produce, shrunk to {shrunk}:")
+    say(f"DIVERGES: {ran}; a history the model cannot produce, shrunk to {shrunk}:")
     for entry in history["timeline"]:
-        click.echo(entry_line(entry))
-    click.echo(f"  at step {d['step']}: " + "; ".join(d["differences"]))
+        say(entry_line(entry))
+    say(f"  at step {d['step']}: " + "; ".join(d["differences"]))

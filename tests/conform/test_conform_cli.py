@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from leadercheck.checker.cli import main
+from leadercheck.checker.app.main import main
 from leadercheck.checker.conform.bindings import BINDINGS, binding_for
 from leadercheck.checker.conform.harness import unsupported
 from leadercheck.checker.errors import LeadercheckError
