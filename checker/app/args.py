@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 
+from leadercheck.checker import files
 from leadercheck.checker.errors import LeadercheckError
-from leadercheck.checker.render.files import check_writable, check_writable_file
 
 _COUNT = re.compile(r"[0-9]{1,18}")
 _DECIMAL = re.compile(r"[0-9]{1,12}(\.[0-9]{1,9})?|\.[0-9]{1,9}")
@@ -118,15 +118,11 @@ def given_params(raw: Sequence[str], nodes: int | None) -> dict[str, str]:
     return given
 
 
-def output_dir(path: Path) -> None:
+def output_dir(path: Path, option: str | None = None) -> None:
     """A directory the command will write into: creatable and writable, checked now."""
-    check_writable(path)
+    files.check_output_dir(path, option)
 
 
 def output_file(path: Path, option: str) -> None:
     """A file the command will write: a new path or a regular file, checked now."""
-    check_writable_file(path, option)
-
-
-def pairs(values: Mapping[str, Any]) -> str:
-    return " ".join(f"{k}={v}" for k, v in values.items())
+    files.check_output_file(path, option)

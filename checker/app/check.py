@@ -160,7 +160,7 @@ def run(call: Call) -> int:
         swarm=call["swarm"],
     )
     with_html, out = common.html_target(call.values)
-    output_dir(out)
+    output_dir(out, "--html" if with_html and call["html_dir"] else "--out")
     catalogue = common.catalogue_of(call["model_spec"])
     protocol = catalogue.lookup(call["protocol_name"])
     values = protocol.resolve(given_params(call["params"], call["nodes"]))
@@ -292,7 +292,7 @@ def _checkpoints(
     }
     found = Checkpoints(directory, identity, call["checkpoint_every"], resume_dir)
     chosen_strategy(settings.but(checkpoints=found))  # the strategy refuses what it cannot save
-    output_dir(directory)
+    output_dir(directory, "--checkpoint" if call["checkpoint_dir"] else "--resume")
     if resume_dir is not None:
         found.load()  # a missing, unreadable or foreign checkpoint fails here, before the search
     return found

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from leadercheck.checker import files
 from leadercheck.checker.app import common, search_options
 from leadercheck.checker.app.args import Once, output_dir, output_file
 from leadercheck.checker.app.modes import Call, Mode
@@ -94,13 +95,13 @@ def run(call: Call) -> int:
     # (and --out, when given).
     copy_out = not as_json and not check_golden and ("out" in call.given or not with_html)
     if copy_out or update:
-        output_dir(out)
+        output_dir(out, "--out")
     if junit is not None:
         output_file(junit, "--junit")
     if readme is not None:
         check_block(readme, README_BLOCK)
     if with_html:
-        output_dir(pages_dir)
+        output_dir(pages_dir, "--html")
     catalogue = common.catalogue_of(call["model_spec"])
     cases, coverage, engines = _cases(catalogue, whole)
     if not as_json:
@@ -124,13 +125,13 @@ def run(call: Call) -> int:
                 return INCOMPLETE
             shortest = not whole.reductions.por  # POR keeps verdicts, not trace lengths
             outcome = CaseOutcome(case, result, judge(case, result, shortest))
-            files = partial(
+            write_case = partial(
                 write_counterexamples, case.protocol_name, case.params, result,
                 model=catalogue.model, stem=case.stem or None,
             )  # fmt: skip
-            files(fresh)
+            write_case(fresh)
             if with_html:
-                written = files(pages_dir, html=True)
+                written = write_case(pages_dir, html=True)
                 pages[case.name] = {
                     prop: next(p.name for p in w.paths if p.suffix == ".html")
                     for prop, w in written.items()
@@ -151,10 +152,9 @@ def run(call: Call) -> int:
     if golden_findings:
         report = GateReport(report.outcomes, report.extra_findings + tuple(golden_findings))
     if junit is not None:
-        junit.write_text(junit_xml(report), encoding="utf-8")
+        files.write_text(junit, junit_xml(report), "--junit")
     if with_html:
-        pages_dir.mkdir(parents=True, exist_ok=True)
-        (pages_dir / "index.html").write_text(overview_html(report, pages), encoding="utf-8")
+        files.write_files(pages_dir, {"index.html": overview_html(report, pages)})
     if readme is not None:
         summaries = {name: p.summary for name, p in catalogue.protocols.items()}
         replace_block(readme, README_BLOCK, verdict_table(report, summaries))
@@ -222,12 +222,10 @@ def gate_names() -> list[str]:
 
 
 def _copy_into(fresh: Path, out: Path) -> list[str]:
-    """Plain `--all` leaves every counterexample in --out, as `verify --protocol` would."""
-    out.mkdir(parents=True, exist_ok=True)
-    names = []
-    for path in sorted(fresh.iterdir()):
-        (out / path.name).write_bytes(path.read_bytes())
-        names.append(path.name)
+    """Plain `--all` leaves every counterexample in --out, as `verify --protocol` would: all
+    or none, never over a device, FIFO or link."""
+    names = sorted(p.name for p in fresh.iterdir())
+    files.write_files(out, {n: files.read_bytes(fresh / n, files.OUTPUT_LIMIT) for n in names})
     return names
 
 

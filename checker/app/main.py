@@ -26,6 +26,7 @@ from leadercheck.checker.app.conform import conform_command
 from leadercheck.checker.app.modes import Call, Mode, choose, label_of
 from leadercheck.checker.app.output import report_channel
 from leadercheck.checker.app.traces import explain_command, replay_command
+from leadercheck.checker.engine.interrupts import real_interrupt, sigint_handler
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.hashing import pin_hashing
 
@@ -56,11 +57,39 @@ class VerifyGroup(click.Group):
         debug = "--debug" in argv
         if args is None and CHECKPOINT_FLAGS & {a.partition("=")[0] for a in argv}:
             pin_hashing(argv)  # a checkpoint's fingerprints must mean the same when resumed
+        with sigint_handler():  # Ctrl-C told apart from a model's KeyboardInterrupt
+            code = self._contract(argv, prog_name, complete_var, debug, **extra)
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as exc:  # past click's handler, which would print a blank line
+            raise _Interrupted() from exc
+
+    def _contract(
+        self,
+        argv: list[str],
+        prog_name: str | None,
+        complete_var: str | None,
+        debug: bool,
+        **extra: Any,
+    ) -> int:
+        """Run the command; whatever escapes becomes an exit code and at most one line."""
         try:
             code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
             code = code if isinstance(code, int) else 0
-        except (click.exceptions.Abort, KeyboardInterrupt) as exc:
-            code = _failed(exc, debug, "interrupted", INCOMPLETE)
+        except (click.exceptions.Abort, KeyboardInterrupt, _Interrupted) as exc:
+            if real_interrupt():
+                code = _failed(exc, debug, "interrupted", INCOMPLETE)
+            else:
+                code = _failed(
+                    exc, debug,
+                    "error: something the run imported raised KeyboardInterrupt without a "
+                    "Ctrl-C (a model module?); a model must not raise it",
+                )  # fmt: skip
         except click.BadParameter as exc:
             code = _failed(exc, debug, f"error: {one_line(_bad_parameter(exc))}")
         except click.ClickException as exc:
@@ -77,9 +106,17 @@ class VerifyGroup(click.Group):
             hint = "" if debug else " (--debug shows the traceback)"
             message = one_line(f"{type(exc).__name__}: {exc}")
             code = _failed(exc, debug, f"internal error: {message}{hint}")
-        if standalone_mode:
-            sys.exit(code)
+        except BaseException as exc:  # GeneratorExit and the like, raised by user code
+            code = _failed(
+                exc, debug,
+                f"error: something the run imported raised {type(exc).__name__} (a model "
+                "module?); a model must not raise it",
+            )  # fmt: skip
         return code
+
+
+class _Interrupted(Exception):
+    """A KeyboardInterrupt on its way to the exit-code contract (a Ctrl-C, or user code's)."""
 
 
 def _bad_parameter(exc: click.BadParameter) -> str:

@@ -14,11 +14,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from leadercheck.checker import files
 from leadercheck.checker.app.output import say
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.properties import Kind, always
 from leadercheck.checker.render.context import TraceContext
-from leadercheck.checker.render.files import check_writable, write_diagram_files, write_trace_files
+from leadercheck.checker.render.files import write_diagram_files, write_trace_files
 from leadercheck.checker.render.report import written_lines
 from leadercheck.checker.render.text import trace_lines
 from leadercheck.checker.result import PropertyResult, Verdict
@@ -40,7 +41,7 @@ def prove_command(
 ) -> int:
     """Prove the protocol's claims for any number of nodes, or show a CTI."""
     model = proof_for(protocol.name)
-    check_writable(out)
+    files.check_output_dir(out, "--out")
     proof = prove(model, without=without, timeout=timeout)
     conjuncts = model.conjuncts()
     say(f"{protocol.name} --prove: {model.summary}")
@@ -120,7 +121,7 @@ def bmc_command(
     """Bounded model checking to `bound` steps, each claim cross-checked by explicit search."""
     model = protocol.build(values)
     sym = symbolic_for(protocol.name, model)
-    check_writable(out)
+    files.check_output_dir(out, "--out")
     props = [
         p for p in expectations.properties(protocol.name) if p.kind in (Kind.ALWAYS, Kind.SOMETIMES)
     ]

@@ -1,0 +1,198 @@
+"""User code at the process boundary: whatever a model does at import or in a hook, the run
+ends with a documented exit code and one line, stdout stays the report, and a real Ctrl-C,
+twice, still ends in 3.
+
+Each case is a real `verify` process on a generated model module (tests/user_models'
+tiny lock with one hostile act planted at one place), so `sys.exit`, `os._exit` and
+output on file descriptor 1 are what they would be for a user.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ROOT / "tests" / "user_models"
+VERIFY = [sys.executable, "-m", "leadercheck.checker.app"]
+TIMEOUT = 120
+
+HOSTILE = """
+import os, sys
+sys.path.insert(0, {models!r})
+import tiny_lock
+from leadercheck.checker import always
+from leadercheck.models.params import ProtocolEntry
+
+WHERE, ACT = {where!r}, {act!r}
+
+
+def hit():
+    {act}
+
+
+if WHERE == "import":
+    hit()
+
+
+class Hostile(tiny_lock.TinyLock):
+    def initial_states(self):
+        if WHERE == "initial_states":
+            hit()
+        return super().initial_states()
+
+    def successors(self, s):
+        if WHERE == "successors" and s.holder:
+            hit()
+        yield from super().successors(s)
+
+
+def calm(s):
+    if WHERE == "claim" and s.holder:
+        hit()
+    return len(tiny_lock._inside(s)) <= 1
+
+
+PROTOCOLS = (
+    ProtocolEntry("tiny-lock", "a lock", (tiny_lock.PROCS,), lambda procs: Hostile(procs, True)),
+)
+PROPERTIES = (always("calm", calm, "at most one inside"), tiny_lock.entered)
+EXPECTED = {{"tiny-lock": {{"calm": "HOLDS", "entered": "HOLDS"}}}}
+"""
+
+EXITS = {
+    "sys.exit(0)": "sys.exit(0)",
+    "sys.exit(1)": "sys.exit(1)",
+    "raise SystemExit(0)": "raise SystemExit(0)",
+    "os._exit(0)": "os._exit(0)",
+    # raised by the model's own code: `exec` of it would make CPython end the process by
+    # SIGINT at exit whatever the exit code (an unhandled KeyboardInterrupt in exec'd code)
+    "raise KeyboardInterrupt": "raise KeyboardInterrupt",
+    "raise GeneratorExit": "raise GeneratorExit",
+}
+PRINTS = "print('model says hi'); os.write(1, b'raw bytes on fd 1\\n')"
+WHERES = ("import", "initial_states", "successors", "claim")
+COMMANDS = {
+    "check --json": ["--protocol", "tiny-lock", "--json"],
+    "check": ["--protocol", "tiny-lock"],
+    "gate": ["--all"],
+    "gate --json": ["--all", "--json"],
+    "workers": ["--protocol", "tiny-lock", "--workers", "2", "--json"],
+    "simulate": ["--protocol", "tiny-lock", "--strategy", "simulate", "--walks", "50"],
+}
+
+
+def _model(tmp: Path, where: str, act: str) -> Path:
+    path = tmp / f"hostile_{abs(hash((where, act))) % 10**8}.py"
+    path.write_text(HOSTILE.format(models=str(MODELS), where=where, act=act))
+    return path
+
+
+def _verify(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [*VERIFY, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT
+    )
+
+
+def _ends_as_a_model_error(done: subprocess.CompletedProcess[str], what: str) -> None:
+    assert done.returncode == 2, (what, done.returncode, done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, done.stderr
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("warning:")]
+    assert len(lines) == 1, done.stderr
+    if "--json" in done.args:  # nothing, or the report: never what the model printed
+        assert done.stdout.strip() == "" or json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("act", list(EXITS))
+def test_a_model_that_exits_at_import_is_a_model_error(act: str, tmp_path: Path) -> None:
+    model = _model(tmp_path, "import", EXITS[act])
+    for command in ("check --json", "gate"):
+        done = _verify(["--model", str(model), *COMMANDS[command]], tmp_path)
+        _ends_as_a_model_error(done, f"{act} at import, {command}")
+    listed = _verify(["--model", str(model), "--list", "--json"], tmp_path)
+    _ends_as_a_model_error(listed, f"{act} at import, --list")
+
+
+@pytest.mark.parametrize("where", ["initial_states", "successors", "claim"])
+@pytest.mark.parametrize("act", ["sys.exit(0)", "os._exit(0)", "raise KeyboardInterrupt"])
+def test_a_model_that_exits_in_a_hook_is_a_model_error(
+    where: str, act: str, tmp_path: Path
+) -> None:
+    model = _model(tmp_path, where, EXITS[act])
+    done = _verify(["--model", str(model), *COMMANDS["check --json"], "--out", "o"], tmp_path)
+    _ends_as_a_model_error(done, f"{act} in {where}")
+    assert act.split("(")[0].removeprefix("raise ") in done.stderr
+    gate = _verify(["--model", str(model), "--all"], tmp_path)
+    _ends_as_a_model_error(gate, f"{act} in {where}, --all")
+
+
+@pytest.mark.parametrize("command", ["check --json", "gate --json", "workers"])
+def test_what_a_model_prints_never_reaches_stdout(command: str, tmp_path: Path) -> None:
+    for where in WHERES:
+        model = _model(tmp_path, where, PRINTS)
+        done = _verify(["--model", str(model), *COMMANDS[command]], tmp_path)
+        assert done.returncode == 0, (where, done.stdout, done.stderr)
+        doc = json.loads(done.stdout)  # one JSON object and nothing else
+        assert doc, done.stdout
+        assert "model says hi" in done.stderr or where != "import"
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=40, deadline=None, derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)  # fmt: skip
+@given(
+    where=st.sampled_from(WHERES),
+    act=st.sampled_from([*EXITS.values(), PRINTS]),
+    command=st.sampled_from(list(COMMANDS)),
+)
+def test_any_hostile_act_anywhere_keeps_the_exit_code_contract(
+    where: str, act: str, command: str, tmp_path: Path
+) -> None:
+    """Only 0 (the verdict the expectations say) or 2 with one line; never 1, never a
+    traceback, and with --json stdout is one JSON object or nothing."""
+    model = _model(tmp_path, where, act)
+    done = _verify(["--model", str(model), *COMMANDS[command], "--out", "o"], tmp_path)
+    if act == PRINTS:
+        assert done.returncode == 0, done.stderr
+    else:
+        _ends_as_a_model_error(done, f"{act} in {where}, {command}")
+    if "--json" in COMMANDS[command] and done.stdout.strip():
+        json.loads(done.stdout)
+
+
+def test_ctrl_c_twice_still_ends_in_3(tmp_path: Path) -> None:
+    """A second Ctrl-C 0.2 s after the first is absorbed during the wind-down: the process
+    ends with exit 3 and its statistics, never by the signal (exit 130 or -2)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [*VERIFY, "--protocol", "raft", "--nodes", "5", "--out", str(tmp_path / "o")],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    try:
+        time.sleep(4)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 3, (proc.returncode, out, err)
+    assert "Traceback" not in err, err
+    assert "INCOMPLETE" in out
