@@ -99,9 +99,9 @@ def reason(exc: BaseException) -> str:
         "timeout" in type(link).__name__.lower() for link in chain
     ):
         return "timed out"
-    for text in texts:
-        if text:
-            return _PSYCOPG_PREFIX.sub("", text)[:200]
+    for text in reversed(texts):  # the innermost cause says it plainest (requests wraps
+        if text and not text.startswith("("):  # http.client's "Remote end closed ...")
+            return _PSYCOPG_PREFIX.sub("", text).rstrip(".")[:200]
     return _words(type(exc).__name__)
 
 
