@@ -37,12 +37,14 @@ class Running:
     extra: dict[str, Any]
 
 
-_HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\]")
+#: a host name or an IPv4 address (the clients build their URLs and host strings as
+#: host:port, which an IPv6 address would need brackets in for etcd3gw and kazoo)
+_HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?")
 ENDPOINT_FORM = "host:port[,host:port...] with a port from 1 to 65535"
 
 
 def parse_endpoints(text: str) -> list[Address]:
-    """`host:port[,host:port...]`, as --endpoint takes it (an IPv6 host in brackets)."""
+    """`host:port[,host:port...]`, as --endpoint takes it."""
     shown = text if len(text) <= 80 else text[:77] + "..."
     found: list[Address] = []
     for part in text.split(","):
@@ -51,7 +53,7 @@ def parse_endpoints(text: str) -> list[Address]:
             raise LeadercheckError(f"--endpoint {shown!r}: expected {ENDPOINT_FORM}")
         if not 0 < int(port) < 65536:
             raise LeadercheckError(f"--endpoint {shown!r}: port {port} is not from 1 to 65535")
-        address = (host.removeprefix("[").removesuffix("]"), int(port))
+        address = (host, int(port))
         if address in found:
             raise LeadercheckError(f"--endpoint {shown!r}: {part.strip()} given twice")
         found.append(address)

@@ -193,6 +193,7 @@ def test_the_probe_names_the_address_that_failed() -> None:
         (["--endpoint", "host:0"], "--endpoint"),
         (["--endpoint", "a:1,,b:2"], "--endpoint"),
         (["--endpoint", "a:1,a:1"], "given twice"),
+        (["--endpoint", "[::1]:2379"], "--endpoint"),  # IPv6: the clients' URLs would break
         (["--endpoint", "h:\u0663"], "--endpoint"),  # an Arabic-Indic digit is no port
         (["--tick", "-1"], "--tick"),
         (["--settle", "-1"], "--settle"),
