@@ -27,6 +27,7 @@ from leadercheck.checker.conform.harness import Entry, ModelStep, model_steps
 from leadercheck.checker.conform.report import time_mapping, to_record
 from leadercheck.checker.conform.run import Report, conform_trace, parse_endpoints
 from leadercheck.checker.conform.world import Timing
+from leadercheck.checker.engine.interrupts import real_interrupt
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.render.conformance import (
     CONFORMANCE_CSS,
@@ -286,6 +287,8 @@ def random_run(
                 schedules, seed, max_steps, budget, progress, found,
             )  # fmt: skip
     except KeyboardInterrupt:  # starting or stopping the servers (random_walks keeps its own)
+        if not real_interrupt():
+            raise
         found.interrupted = True
     record = _random_record(found, entry.name, values, against, server, timing, seed, schedules)
     if as_json:

@@ -20,6 +20,7 @@ from leadercheck.checker.conform.agent import Agent, NoAnswer
 from leadercheck.checker.conform.bindings.base import NO_REPLY, Binding, View, reply_lost
 from leadercheck.checker.conform.failures import talking_to
 from leadercheck.checker.conform.world import Facts, World
+from leadercheck.checker.engine.interrupts import real_interrupt
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import TICK, Action
 from leadercheck.checker.replay import normalise
@@ -271,6 +272,8 @@ def run_trace(
             if not entry.matches:
                 break
     except KeyboardInterrupt:
+        if not real_interrupt():  # raised by code, not by the user's Ctrl-C
+            raise
         result.interrupted = True
     finally:
         try:

@@ -31,6 +31,7 @@ from leadercheck.checker.conform.harness import (
     unsupported,
 )
 from leadercheck.checker.conform.world import World
+from leadercheck.checker.engine.interrupts import real_interrupt
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import TICK, Action, Model
 from leadercheck.checker.replay import normalise
@@ -158,6 +159,8 @@ def walk(
                 break
             states = list(dict.fromkeys(survivors))
     except KeyboardInterrupt:
+        if not real_interrupt():  # raised by code, not by the user's Ctrl-C
+            raise
         result.interrupted = True
     finally:
         try:
@@ -246,6 +249,8 @@ def random_walks(
     except (_Stop, Divergence):
         pass
     except KeyboardInterrupt:  # between schedules, or in hypothesis's own code
+        if not real_interrupt():
+            raise
         found.interrupted = True
     except Exception:
         # Hypothesis may tell a stop in its own words (an example that ends before drawing

@@ -23,6 +23,7 @@ from leadercheck.checker.conform.bindings.base import Binding
 from leadercheck.checker.conform.failures import probe
 from leadercheck.checker.conform.harness import Conformance, Entry, ModelStep, run_trace
 from leadercheck.checker.conform.world import Timing, World
+from leadercheck.checker.engine.interrupts import real_interrupt
 from leadercheck.checker.errors import LeadercheckError
 
 Address = tuple[str, int]
@@ -132,7 +133,7 @@ def conform_trace(
             world = world_for(binding, running, timing, Path(logs))
             result = run_trace(binding, world, steps, progress)
     except KeyboardInterrupt:  # while the servers stop: what ran stands, interrupted
-        if result is None:
+        if result is None or not real_interrupt():
             raise
         result.interrupted = True
     return Report(result, binding, running.version, timing, trace_name)

@@ -351,3 +351,24 @@ def test_the_record_of_an_interrupted_run_is_json_and_says_so() -> None:
     json.dumps(record)
     line = cli_conform._interrupted_line(record, Path("t.json"))
     assert line == "interrupted after 2 of 50 schedules (7 steps in 0 s); wrote t.json"
+
+
+def test_a_keyboard_interrupt_no_ctrl_c_sent_is_not_an_interrupted_run(
+    monkeypatch: pytest.MonkeyPatch, no_server_starts: None
+) -> None:
+    """Code that raises KeyboardInterrupt by itself (a library, a model) is exit 2 in one
+    line, as everywhere in `verify`: only the user's Ctrl-C makes a run INCOMPLETE."""
+    import socket
+
+    def walk(*args: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(walks_module, "walk", walk)
+    with socket.socket() as listening:  # the endpoint's probe finds it open
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        port = listening.getsockname()[1]
+        result = verify(
+            "conform", "--against", "etcd", "--random", "3", "--endpoint", f"127.0.0.1:{port}"
+        )
+    one_line_error(result, "raised KeyboardInterrupt without a Ctrl-C")
