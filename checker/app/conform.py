@@ -1,7 +1,7 @@
 """`verify conform`: a trace, or random schedules, on a real system, compared with the model.
 
 The options are checked here before any server starts; the runs themselves are in
-checker/cli_conform.py, imported when the command runs (the client libraries load then).
+conform_runs.py, imported when the command runs (the client libraries load then).
 """
 
 from __future__ import annotations
@@ -102,23 +102,23 @@ def conform_command(
 ) -> int:
     """Run a trace (or random schedules) on a real system and compare it with the model:
     exit 0 if it does what the model predicts, 1 where it diverges, 2 on bad input."""
-    from leadercheck.checker import cli_conform  # noqa: PLC0415 (client libraries load when asked)
+    from leadercheck.checker.app import conform_runs  # noqa: PLC0415 (client libraries load then)
 
-    timing = cli_conform.timing_of(tick, settle, ttl_scale)
+    timing = conform_runs.timing_of(tick, settle, ttl_scale)
     if schedules is None:
         if trace_file is None:
             raise LeadercheckError("conform needs a TRACE.json, or --random N")
         if params:
             raise LeadercheckError("-p is for --random; a trace carries its parameters")
-        return cli_conform.trace_run(
+        return conform_runs.trace_run(
             trace_file, protocol_name, model_spec, system, endpoint, timing, as_json,
-            timeline, html_dir, None,
+            timeline, html_dir,
         )  # fmt: skip
     if trace_file is not None:
         raise LeadercheckError("give a TRACE.json or --random N, not both")
     if html_dir is not None:
         raise LeadercheckError("--html is for a trace; --random writes --timeline")
-    return cli_conform.random_run(
+    return conform_runs.random_run(
         protocol_name, model_spec, parse_params(params), system, endpoint, timing, schedules,
         seed, max_steps, budget, as_json, timeline,
     )  # fmt: skip

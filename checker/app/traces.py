@@ -9,6 +9,7 @@ file alone.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -16,6 +17,7 @@ from leadercheck.checker.app.args import Once
 from leadercheck.checker.app.common import catalogue_of, checked_model
 from leadercheck.checker.app.output import reporting, say
 from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Property
 from leadercheck.checker.protocols import Catalogue
 from leadercheck.checker.render.explain import explain_lines
@@ -49,14 +51,22 @@ def model_option() -> Once:
 @reporting
 def replay_command(trace_file: Path, protocol_name: str | None, model_spec: str | None) -> int:
     """Re-execute a saved trace; exit 0 if it reproduces, 1 where it parts, 2 if malformed."""
+    saved, target, _, _, _, result = replayed_trace(trace_file, protocol_name, model_spec)
+    say("\n".join(replay_lines(trace_file, saved, target.name, result)))
+    return 0 if result.reproduces else 1
+
+
+def replayed_trace(
+    trace_file: Path, protocol_name: str | None, model_spec: str | None
+) -> tuple[SavedTrace, ProtocolEntry, dict[str, int], Model[Any], Property, Replay]:
+    """The trace re-executed on its protocol (or on `protocol_name`, with the file's
+    parameters), as `replay` and `conform` both need it."""
     saved, catalogue, recorded_on, prop = checked_trace(trace_file, model_spec)
     target = catalogue.lookup(protocol_name) if protocol_name else recorded_on
     cross = target.name != recorded_on.name
     values = replay_params(trace_file, target, saved, cross)
     model = checked_model(catalogue, target, values, (prop,))
-    result = replay(model, saved, prop, compare_states=not cross)
-    say("\n".join(replay_lines(trace_file, saved, target.name, result)))
-    return 0 if result.reproduces else 1
+    return saved, target, values, model, prop, replay(model, saved, prop, compare_states=not cross)
 
 
 @click.command(

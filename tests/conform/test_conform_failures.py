@@ -339,17 +339,17 @@ def test_a_spent_budget_stops_hypothesis_without_a_complaint(
 
 
 def test_the_record_of_an_interrupted_run_is_json_and_says_so() -> None:
-    from leadercheck.checker import cli_conform
+    from leadercheck.checker.app import conform_runs
     from leadercheck.checker.conform.world import Timing
 
     found = walks_module.Walks("lease-no-fencing", "etcd", drawn=2, steps=7, interrupted=True)
     found.partial = _run(2, interrupted=True)
-    record = cli_conform._random_record(
+    record = conform_runs._random_record(
         found, "lease-no-fencing", {"nodes": 2}, "etcd", "etcd 3.4", Timing(), 0, 50
     )
     assert record["verdict"] == "INCOMPLETE" and record["interrupted_schedule"]["steps"] == 2
     json.dumps(record)
-    line = cli_conform._interrupted_line(record, Path("t.json"))
+    line = conform_runs._interrupted_line(record, Path("t.json"))
     assert line == "interrupted after 2 of 50 schedules (7 steps in 0 s); wrote t.json"
 
 

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from leadercheck.checker import files
 from leadercheck.checker.app.output import say, warn
 from leadercheck.checker.conform.bindings.base import Binding
 from leadercheck.checker.conform.harness import Entry, ModelStep, model_steps
@@ -36,7 +37,6 @@ from leadercheck.checker.render.conformance import (
     timeline_section,
     verdict_lines,
 )
-from leadercheck.checker.render.files import check_writable, check_writable_file, write_all
 from leadercheck.checker.result import PropertyResult, Verdict
 from leadercheck.checker.trace import Step, Trace
 
@@ -63,9 +63,9 @@ def check_outputs(
     if endpoint is not None:
         binding.check_endpoints(len(parse_endpoints(endpoint)))
     if timeline is not None:
-        check_writable_file(timeline, "--timeline")
+        files.check_output_file(timeline, "--timeline")
     if html_dir is not None:
-        check_writable(html_dir)
+        files.check_output_dir(html_dir, "--html")
 
 
 def check_random(schedules: int, max_steps: int, budget: float) -> None:
@@ -95,19 +95,13 @@ def trace_run(
     as_json: bool,
     timeline: Path | None,
     html_dir: Path | None,
-    ctx: Any = None,
 ) -> int:
     """A saved trace on the real system: the exit code."""
-    from leadercheck.checker.app.common import checked_model  # noqa: PLC0415
-    from leadercheck.checker.app.traces import checked_trace, replay_params  # noqa: PLC0415
-    from leadercheck.checker.replay import replay  # noqa: PLC0415
+    from leadercheck.checker.app.traces import replayed_trace  # noqa: PLC0415
 
-    saved, catalogue, recorded_on, prop = checked_trace(trace_file, model_spec)
-    target = catalogue.lookup(protocol_name) if protocol_name else recorded_on
-    cross = target.name != recorded_on.name
-    values = replay_params(trace_file, target, saved, cross)
-    model = checked_model(catalogue, target, values, (prop,))
-    replayed = replay(model, saved, prop, compare_states=not cross)
+    saved, target, values, model, prop, replayed = replayed_trace(
+        trace_file, protocol_name, model_spec
+    )
     if not replayed.completed:
         parting = next(s for s in replayed.steps if not s.enabled)
         raise LeadercheckError(
@@ -133,7 +127,7 @@ def trace_run(
         page = _trace_page(model, target.name, values, saved, prop, replayed.visited, actions,
                            record)  # fmt: skip
         stem = trace_file.name.removesuffix(".json")
-        write_all(html_dir, {f"{stem}.html": page})
+        files.write_files(html_dir, {f"{stem}.html": page})
         if not as_json:
             say(f"wrote {html_dir / (stem + '.html')}")
     return _code(record["verdict"])
@@ -182,7 +176,7 @@ def _record_json(record: Mapping[str, Any]) -> str:
 
 
 def _write_timeline(timeline: Path, record: Mapping[str, Any]) -> None:
-    write_all(timeline.parent, {timeline.name: _record_json(record) + "\n"})
+    files.write_text(timeline, _record_json(record) + "\n", "--timeline")
 
 
 def _finish(record: Mapping[str, Any], as_json: bool, echo: Any, timeline: Path | None) -> None:
