@@ -1,13 +1,17 @@
 """Saving a search's progress, and continuing from it (`--checkpoint DIR`, `--resume DIR`).
 
-A checkpoint is taken at the start of a breadth-first level, where the store is whole (every
-state before the level expanded, the queue holding exactly the level), so a resumed search
-expands the same states in the same order and ends with the same counts and traces as one
-never stopped. It holds the store (fingerprints or states, parent and move per state, level
-starts), the counters, what was decided, the queue, and the fairness graph when liveness is
-judged; never the model or the properties, which the resuming command rebuilds and must name
-the same (`identity`). The file is written beside itself and renamed, so a crash or a full
-disk leaves the previous checkpoint whole. It is a pickle: resume only your own.
+A checkpoint is taken at the start of a breadth-first level once `every` seconds have passed
+since the last, and where a search stops early, always: at a bound (--max-states,
+--max-depth, --max-memory) or Ctrl-C, between two expansions (checker/engine/explore.py:
+the state whose expansion was cut short is expanded again). Either way the store is whole
+(every state before the queue's first expanded, the queue holding the rest), so a resumed
+search expands the same states in the same order and ends with the same counts and traces
+as one never stopped. It holds the store (fingerprints or states, parent and move per state,
+level starts), the counters, what was decided, the queue, and the fairness graph when
+liveness is judged; never the model or the properties, which the resuming command rebuilds
+and must name the same (`identity`). The file is written beside itself and renamed, so a
+crash or a full disk leaves the previous checkpoint whole. It is a pickle: resume only your
+own.
 """
 
 from __future__ import annotations

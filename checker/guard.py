@@ -13,7 +13,10 @@ a `ModelError` naming the model, the state and what is wrong:
 - `check_shadowing`: a node record's field does not hide a property that claims read;
 - `GuardedModel`: wraps a model and checks a deterministic sample of its expansions
   (no mutation, the same order twice, `next_states` agreeing with `successors`, value
-  successors; duplicate successors are warnings);
+  successors; duplicate successors are warnings); while its code runs, `os._exit` raises
+  OsExit, a ModelError, instead of ending the process (`refusing_exit`; swapped back after
+  each call, so a forked worker still ends by it), and `watch_properties` does the same
+  for the claims checked on it;
 - `preflight`: every check on every state of a small breadth-first search, before the real
   one, and each property evaluated on those states;
 - `order_digest`: the action labels of a breadth-first search as plain text, which another
@@ -26,9 +29,11 @@ change its order after the sample was taken.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
+from leadercheck.checker.engine.interrupts import OsExit, escape_text, from_model, model_error
 from leadercheck.checker.engine.values import (
     ATOMS,
     FIND_DEPTH,
@@ -51,6 +56,8 @@ __all__ = [
     "model_name",
     "order_digest",
     "preflight",
+    "refusing_exit",
+    "watch_properties",
 ]
 
 S = TypeVar("S")
@@ -63,14 +70,72 @@ _PLAIN = frozenset({bool, int, float, str, bytes, type(None)})  # the common ato
 
 
 def call_model(fn: Callable[[], R], what: str) -> R:
-    """Run model code outside a search's loop: what it raises is a ModelError naming `what`
+    """Run model code outside a search's loop: what it raises (SystemExit and a
+    KeyboardInterrupt that is not the user's Ctrl-C included) is a ModelError naming `what`
     (one the guard raised itself passes as it is)."""
     try:
         return fn()
     except ModelError:
         raise
-    except Exception as exc:  # user code
-        raise ModelError(f"model raised {type(exc).__name__} in {what}: {exc}") from exc
+    except BaseException as exc:  # user code
+        if not from_model(exc):
+            raise
+        raise model_error(exc, what) from exc
+
+
+def refusing_exit(fn: Callable[..., R], hook: str, *args: Any) -> R:
+    """`fn(*args)` (model code, `hook`) with `os._exit` raising OsExit while it runs.
+
+    Swapped in for the call and back after it, never for longer: the engine's own
+    processes (a forked worker ends by os._exit) keep the real one.
+    """
+    saved = os._exit
+
+    def refuse(status: int) -> NoReturn:
+        raise OsExit(status, hook)
+
+    os._exit = refuse
+    try:
+        return fn(*args)
+    finally:
+        os._exit = saved
+
+
+def watch_properties(model: Model[Any], properties: Sequence[Property]) -> tuple[Property, ...]:
+    """The properties checked on a guarded model (a user's): their predicates, triggers and
+    explanations run with os._exit refused, as the model's own code does. Those of any
+    other model are returned as they are."""
+    if not isinstance(model, GuardedModel):
+        return tuple(properties)
+    return tuple(_watched(prop) for prop in properties)
+
+
+def _watched(prop: Property) -> Property:
+    name = prop.name
+    return dataclasses.replace(
+        prop,
+        predicate=_Refusing.of(prop.predicate, name),
+        trigger=_Refusing.maybe(prop.trigger, f"the trigger of {name}"),
+        explain=_Refusing.maybe(prop.explain, f"the explanation of {name}"),
+    )
+
+
+class _Refusing:
+    """A claim's function, run with os._exit refused (a class: it pickles for Ray)."""
+
+    def __init__(self, fn: Callable[[Any], Any], hook: str) -> None:
+        self.fn, self.hook = fn, hook
+
+    def __call__(self, state: Any) -> Any:
+        return refusing_exit(self.fn, self.hook, state)
+
+    @classmethod
+    def of(cls, fn: Callable[[Any], Any], hook: str) -> _Refusing:
+        return fn if isinstance(fn, _Refusing) else cls(fn, hook)
+
+    @classmethod
+    def maybe(cls, fn: Callable[[Any], Any] | None, hook: str) -> _Refusing | None:
+        return None if fn is None else cls.of(fn, hook)
 
 
 def model_name(model: Model[Any]) -> str:
@@ -194,9 +259,10 @@ class GuardedModel(Model[S]):
     checked: the state is not mutated, a second expansion gives the same actions in the
     same order, `next_states` (if overridden) agrees with `successors`, the successors are
     values; duplicate (action, next state) pairs are warnings in `warnings`. Outside the
-    sample a call costs one counter increment and the model's own call. Everything else
-    is the wrapped model's. It pickles (forked workers, Ray actors); each process keeps its
-    own counter and warnings.
+    sample a call costs one counter increment, the swap of os._exit (`refusing_exit`) and
+    the model's own call, its successors made a list (a generator would run after the
+    swap). Everything else is the wrapped model's, under the same swap. It pickles (forked
+    workers, Ray actors); each process keeps its own counter and warnings.
     """
 
     def __init__(self, inner: Model[S]) -> None:
@@ -211,7 +277,6 @@ class GuardedModel(Model[S]):
         self._successors = inner.successors
         self._next_states = inner.next_states
         self._overrides_next = type(inner).next_states is not Model.next_states
-        self.fairness = inner.fairness  # type: ignore[method-assign]  # per edge: no extra frame
         self._types: set[type] = set()  # successor types given the full check already
         self._warned: set[str] = set()  # action names warned about
 
@@ -234,7 +299,7 @@ class GuardedModel(Model[S]):
     # -- the checked calls -----------------------------------------------------
 
     def initial_states(self) -> Sequence[S]:
-        states = check_initial(self.inner)
+        states = refusing_exit(check_initial, "initial_states", self.inner)
         for state in states:
             check_shadowing(state)
         return states
@@ -242,17 +307,20 @@ class GuardedModel(Model[S]):
     def successors(self, state: S) -> Iterable[tuple[Action, S]]:
         self.calls = n = self.calls + 1
         if n > SAMPLE_ALL and n % SAMPLE_EVERY:
-            return self._successors(state)
+            return refusing_exit(_listed, "successors", self._successors, state)
         return self.inspect(state)[0]
 
     def next_states(self, state: S) -> Iterable[S]:
         self.calls = n = self.calls + 1
         if n > SAMPLE_ALL and n % SAMPLE_EVERY:
-            return self._next_states(state)
+            return refusing_exit(_listed, "next_states", self._next_states, state)
         return self.inspect(state)[1]
 
     def inspect(self, state: S) -> tuple[list[tuple[Action, S]], list[S]]:
         """Expand `state` with every check: its (action, next state) pairs, next states."""
+        return refusing_exit(self._inspect, "successors", state)
+
+    def _inspect(self, state: S) -> tuple[list[tuple[Action, S]], list[S]]:
         name = self.name
         snapshot = value_copy(state, name)
         first = list(self._successors(state))
@@ -333,34 +401,40 @@ class GuardedModel(Model[S]):
                 f"{action.actor}{to} twice with the same next state (a duplicate successor)"
             )
 
-    # -- everything else is the inner model's ------------------------------------
+    # -- everything else is the inner model's, os._exit refused ---------------------
 
     def fairness(self, action: Action) -> str | None:
-        return self.inner.fairness(action)
+        return refusing_exit(self.inner.fairness, "fairness", action)
 
     def step_class(self, action: Action) -> str:
-        return self.inner.step_class(action)
+        return refusing_exit(self.inner.step_class, "step_class", action)
 
     def local_moves(self, state: S) -> Sequence[int]:
-        return self.inner.local_moves(state)
+        return refusing_exit(self.inner.local_moves, "local_moves", state)
 
     def symmetry_groups(self) -> Sequence[Sequence[int]]:
-        return self.inner.symmetry_groups()
+        return refusing_exit(self.inner.symmetry_groups, "symmetry_groups")
 
     def permute(self, state: S, perm: Sequence[int]) -> S:
-        return self.inner.permute(state, perm)
+        return refusing_exit(self.inner.permute, "permute", state, perm)
 
     def order_key(self, state: S) -> Any:
-        return self.inner.order_key(state)
+        return refusing_exit(self.inner.order_key, "order_key", state)
 
     def node_keys(self, state: S) -> Sequence[Any]:
-        return self.inner.node_keys(state)
+        return refusing_exit(self.inner.node_keys, "node_keys", state)
 
     def describe(self, state: S) -> Mapping[str, Mapping[str, object]]:
-        return self.inner.describe(state)
+        return refusing_exit(self.inner.describe, "describe", state)
 
     def summary(self, state: S) -> Mapping[str, str]:
-        return self.inner.summary(state)
+        return refusing_exit(self.inner.summary, "summary", state)
+
+
+def _listed(fn: Callable[[Any], Iterable[R]], state: Any) -> list[R]:
+    """`fn(state)` as a list: a generator's code runs now, while os._exit is refused."""
+    out = fn(state)
+    return out if type(out) is list else list(out)
 
 
 def _first_difference(a: Sequence[Any], b: Sequence[Any]) -> int:
@@ -398,15 +472,20 @@ def preflight(
     """
     guard = model if isinstance(model, GuardedModel) else GuardedModel(model)
     name = guard.name
+    watched = watch_properties(guard, properties)
 
     def expand(state: Any) -> tuple[int, list[tuple[int, Any]]]:
         check_shadowing(state)
-        _evaluate(name, properties, state)
+        _evaluate(name, watched, state)
         try:
             pairs, _ = guard.inspect(state)
+        except OsExit:  # the model's own failure: the search reports it with its trace
+            return 0, []
         except ModelError:
             raise
-        except Exception:  # the model's own failure: the search reports it with its trace
+        except BaseException as exc:  # the same, SystemExit and the like included
+            if not from_model(exc):
+                raise
             return 0, []
         return len(pairs), [(move, succ) for move, (_, succ) in enumerate(pairs)]
 
@@ -422,7 +501,9 @@ def _explore(model: Model[Any], expand: Any, max_states: int, observers: Sequenc
     from leadercheck.checker.engine.settings import unbounded  # noqa: PLC0415
     from leadercheck.checker.engine.store import IndexedStore, Store  # noqa: PLC0415
 
-    initial = check_initial(model)
+    initial = call_model(
+        lambda: refusing_exit(check_initial, "initial_states", model), "initial_states"
+    )
     store = IndexedStore(exact=True) if observers else Store(exact=True)
     explorer = Explorer(model, initial, store, expand, observers, unbounded(max_states=max_states))
     explorer.run()
@@ -436,10 +517,14 @@ def _evaluate(name: str, properties: Sequence[Property], state: Any) -> None:
                 continue
             try:
                 bool(predicate(state))
-            except Exception as exc:
+            except OsExit:
+                raise
+            except BaseException as exc:  # user code: anything but the user's Ctrl-C
+                if not from_model(exc):
+                    raise
                 raise ModelError(
                     f"{name}: the property {prop.name!r} raised {type(exc).__name__} on state "
-                    f"{short(state)}: {exc}"
+                    f"{short(state)}: {escape_text(exc)}"
                 ) from exc
 
 

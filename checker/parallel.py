@@ -60,7 +60,6 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import pickle
-import signal
 import threading
 import time
 import traceback
@@ -78,11 +77,20 @@ from typing import Any, NamedTuple, Self
 from leadercheck.checker.checkpoint import Checkpoints
 from leadercheck.checker.engine.expand import make_expander
 from leadercheck.checker.engine.explore import peak_memory, resident_memory
+from leadercheck.checker.engine.interrupts import (
+    OsExit,
+    escape_text,
+    exited,
+    from_model,
+    model_error,
+    model_escapes,
+    worker_process,
+)
 from leadercheck.checker.engine.settings import NO_REDUCTIONS, Reductions, SearchSettings
 from leadercheck.checker.engine.store import FP_MASK, NO_PARENT, Shard, fingerprint
 from leadercheck.checker.engine.values import Misuse, ValueCheck, reached, unhashable_in
 from leadercheck.checker.errors import LeadercheckError, ModelError
-from leadercheck.checker.guard import call_model, check_initial, model_name
+from leadercheck.checker.guard import call_model, check_initial, model_name, watch_properties
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Property
 from leadercheck.checker.result import CheckResult, EndReason, Progress, Stats
@@ -168,6 +176,7 @@ def partitioned(
     each level.
     """
     refuse_for_partitions(settings)
+    properties = watch_properties(model, properties)
     workers = settings.workers
     if transport is not None and transport.workers != workers:
         raise LeadercheckError(f"the transport runs {transport.workers} workers, not {workers}")
@@ -203,11 +212,13 @@ class WorkerSetup:
 
 
 class Failure(NamedTuple):
-    """An exception raised by model code in a worker, as text (exceptions may not pickle)."""
+    """An exception raised by model code in a worker, as text (exceptions may not pickle);
+    SystemExit and the like too (a worker reports them, it never ends by them)."""
 
     kind: str  # the exception's class name
     message: str
     traceback: str
+    exited: tuple[Any, str] | None = None  # OsExit: what os._exit was given, and where
 
 
 class Event(NamedTuple):
@@ -244,6 +255,9 @@ def remote_model_error(
     """What model code raised in a worker, as the ModelError that carries `trace`, the
     trace to the state it raised on; a state that is no value (engine/values.py) is named
     as such."""
+    if failure.exited is not None:
+        status, hook = failure.exited
+        return ModelError(exited(status, f"{hook} after {len(trace)} steps"), trace)
     if failure.kind in (Misuse.__name__, ModelError.__name__):  # already says what is wrong
         return ModelError(reached(failure.message, trace), trace)
     if failure.kind == "TypeError" and model is not None:  # an unhashable state?
@@ -363,7 +377,9 @@ class PartitionWorker:
                             seen.add(fp)
                 if hash(state) != before:
                     values.unchanged(state, before)
-            except Exception as exc:  # model code: reported with the trace to `state`
+            except BaseException as exc:  # model code: reported with the trace to `state`
+                if not from_model(exc):
+                    raise
                 self.failure = (rank, failure_of(exc))
                 break
         self.generated = generated
@@ -469,7 +485,9 @@ class PartitionWorker:
             try:
                 if decides(prop, state):
                     return Event(key, index, None)
-            except Exception as exc:  # model code: reported with the trace to `state`
+            except BaseException as exc:  # model code: reported with the trace to `state`
+                if not from_model(exc):
+                    raise
                 return Event(key, index, failure_of(exc))
         return None
 
@@ -495,9 +513,10 @@ def quiet_gc() -> None:
     gc.set_threshold(100_000, 50, 100)
 
 
-def failure_of(exc: Exception) -> Failure:
-    """An exception raised in a worker, as text that crosses any pipe."""
-    return Failure(type(exc).__name__, str(exc), traceback.format_exc())
+def failure_of(exc: BaseException) -> Failure:
+    """What model code raised in a worker, as text that crosses any pipe."""
+    called = (exc.status, exc.hook) if isinstance(exc, OsExit) else None
+    return Failure(type(exc).__name__, escape_text(exc), traceback.format_exc(), called)
 
 
 # -- transports -------------------------------------------------------------------
@@ -698,8 +717,9 @@ def _serve(
     mesh: dict[tuple[int, int], tuple[Connection, Connection]],
     factory: Callable[[WorkerSetup, int], Any],
 ) -> None:
-    """A worker process: run calls from the coordinator until told to stop."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    """A worker process: run calls from the coordinator until told to stop. What escapes
+    a call (SystemExit from model code included) is its reply; the worker goes on."""
+    worker_process()  # SIGINT is the coordinator's: every KeyboardInterrupt here is code's
     quiet_gc()
     for i, (theirs, mine) in enumerate(control):  # keep only our own pipe ends open
         theirs.close()
@@ -717,7 +737,14 @@ def _serve(
         else:
             writer.close()
     conn = control[index][1]
-    worker = factory(setup, index)
+    worker: Any = None
+    broken: BaseException | None = None  # what building the worker raised: every reply
+    try:
+        worker = factory(setup, index)
+    except LeadercheckError as exc:
+        broken = exc
+    except BaseException as exc:  # model code, building the worker (its initial states)
+        broken = model_error(exc, "initial_states")
     while True:
         try:
             kind, method, args, stages = conn.recv()
@@ -726,12 +753,16 @@ def _serve(
         if kind == "stop":
             return
         try:
-            if kind == "call":
-                reply: tuple[str, Any] = ("ok", getattr(worker, method)(*args))
+            if broken is not None:
+                reply: tuple[str, Any] = ("raise", broken)
+            elif kind == "call":
+                reply = ("ok", getattr(worker, method)(*args))
             else:
                 reply = _pipeline(worker, method, args, stages, inbox, outbox)
         except Exception as exc:
             reply = ("raise", exc)
+        except BaseException as exc:  # not the user's (SIGINT is ignored here): model code
+            reply = ("raise", model_error(exc, method))
         try:
             conn.send(reply)
         except Exception as exc:  # an unpicklable exception: send its text
@@ -757,6 +788,8 @@ def _pipeline(
         out = getattr(worker, first)(*args)
     except Exception as exc:
         failure = exc
+    except BaseException as exc:  # model code (SIGINT is ignored in a worker)
+        failure = model_error(exc, first)
     for stage in stages:
         inputs = _swap(worker.index, None if failure else out, inbox, outbox)
         if failure is None and any(isinstance(x, _Aborted) for x in inputs):
@@ -766,6 +799,8 @@ def _pipeline(
                 out = getattr(worker, stage)(*inputs)
             except Exception as exc:
                 failure = exc
+            except BaseException as exc:
+                failure = model_error(exc, stage)
     return ("raise", failure) if failure is not None else ("ok", out)
 
 
@@ -835,7 +870,9 @@ class _Coordinator:
         self.start = time.perf_counter()
         try:
             end = self._explore()
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
+            if from_model(exc):  # raised by code of the model's, here in the coordinator
+                raise model_error(exc, "the search") from exc
             end = EndReason.INTERRUPTED
         stats = Stats(
             distinct_states=self.distinct,
@@ -845,15 +882,16 @@ class _Coordinator:
             seconds=time.perf_counter() - self.start,
             peak_memory_bytes=peak_memory() + sum(self.worker_peak),
         )
-        results = tuple(
-            judge(
-                prop,
-                self._trace(self.found[i], purpose_of(prop)) if i in self.found else None,
-                end,
-                self.model,
+        with model_escapes("judging the claims"):
+            results = tuple(
+                judge(
+                    prop,
+                    self._trace(self.found[i], purpose_of(prop)) if i in self.found else None,
+                    end,
+                    self.model,
+                )
+                for i, prop in enumerate(self.properties)
             )
-            for i, prop in enumerate(self.properties)
-        )
         return CheckResult(results=results, stats=stats, end=end)
 
     def _explore(self) -> EndReason:
@@ -963,7 +1001,8 @@ class _Coordinator:
         return moves
 
     def _trace(self, moves: list[int], purpose: str = "the trace to the failing state") -> Trace:
-        return rebuild_trace(self.model, self.initial, moves, self.canonical, purpose=purpose)
+        with model_escapes(f"successors, rebuilding {purpose}"):
+            return rebuild_trace(self.model, self.initial, moves, self.canonical, purpose=purpose)
 
     def _model_error(self, failure: Failure, moves: list[int], what: str) -> ModelError:
         return remote_model_error(failure, self._trace(moves), what, self.model)

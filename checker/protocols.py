@@ -28,7 +28,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from leadercheck.checker.engine.interrupts import OsExit, escape_text, from_model
 from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.guard import refusing_exit
 from leadercheck.checker.loaded_modules import remember, remember_folder
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Property
@@ -120,9 +122,13 @@ def load_catalogue(spec: str) -> Catalogue:
 
 def import_model(spec: str) -> tuple[ModuleType, str]:
     """Import the user's module; what to record to load it again (a normalized path, or the
-    dotted name). Its folder goes on sys.path, so it may import modules beside it."""
+    dotted name). Its folder goes on sys.path, so it may import modules beside it.
+
+    Whatever the module does at import is one line: an exception, and also sys.exit(),
+    os._exit() (refused while it runs: checker/guard.py) and a KeyboardInterrupt it raises
+    itself, none of which may end the command as if it had passed or been interrupted."""
     if _is_file(spec):
-        return _import_file(spec)
+        return refusing_exit(_import_file, "the module's import", spec)
     if not _DOTTED.fullmatch(spec):
         raise LeadercheckError(
             f"--model {spec!r}: give a Python file (FILE.py) or a dotted module name"
@@ -132,7 +138,7 @@ def import_model(spec: str) -> tuple[ModuleType, str]:
         sys.path.insert(0, here)
     remember_folder(here)
     try:
-        module = importlib.import_module(spec)
+        module = refusing_exit(importlib.import_module, "the module's import", spec)
     except ModuleNotFoundError as exc:
         if exc.name and (spec == exc.name or spec.startswith(exc.name + ".")):
             raise LeadercheckError(
@@ -140,7 +146,9 @@ def import_model(spec: str) -> tuple[ModuleType, str]:
                 "ending in .py, or a module importable from this directory)"
             ) from exc
         raise _import_failed(spec, exc) from exc
-    except Exception as exc:
+    except BaseException as exc:
+        if not from_model(exc):
+            raise  # the user's Ctrl-C
         raise _import_failed(spec, exc) from exc
     return module, spec
 
@@ -172,19 +180,31 @@ def _import_file(spec: str) -> tuple[ModuleType, str]:
         found.loader.exec_module(module)
     except BaseException as exc:
         del sys.modules[name]
-        if isinstance(exc, Exception):
-            raise _import_failed(spec, exc) from exc
-        raise
+        if not from_model(exc):
+            raise  # the user's Ctrl-C
+        raise _import_failed(spec, exc) from exc
     remember(name, str(path.resolve()), folder)
     return module, recorded
 
 
-def _import_failed(spec: str, exc: Exception) -> LeadercheckError:
+def _import_failed(spec: str, exc: BaseException) -> LeadercheckError:
     if isinstance(exc, SyntaxError):
         where = f" (line {exc.lineno})" if exc.lineno else ""
         return LeadercheckError(f"--model {spec}: syntax error{where}: {exc.msg}")
+    if isinstance(exc, OsExit):
+        return LeadercheckError(
+            f"--model {spec}: the module called os._exit({exc.status!r}) at import"
+        )
+    if isinstance(exc, SystemExit):
+        return LeadercheckError(
+            f"--model {spec}: the module called sys.exit({exc.code!r}) at import"
+        )
+    if isinstance(exc, KeyboardInterrupt):
+        return LeadercheckError(
+            f"--model {spec}: the module raised KeyboardInterrupt at import (not Ctrl-C)"
+        )
     return LeadercheckError(
-        f"--model {spec}: importing it raised {type(exc).__name__}: {exc} "
+        f"--model {spec}: importing it raised {type(exc).__name__}: {escape_text(exc)} "
         "(--debug shows the traceback)"
     )
 

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from leadercheck.checker.engine.interrupts import model_escapes, worker_process
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.hashing import HASH_SEED, no_aslr_prefix
 from leadercheck.checker.loaded_modules import load_again, loaded
@@ -46,12 +47,14 @@ class _Actor(PartitionWorker):
         from ray import cloudpickle  # noqa: PLC0415 (Ray's own serializer)
 
         modules, folders, pickled = shipped
+        worker_process(ignore_sigint=False)  # a KeyboardInterrupt here is model code's
         load_again(modules, folders)  # a user's model file, before its classes are unpickled
         super().__init__(cloudpickle.loads(pickled), index)
         quiet_gc()  # the actor owns its process
 
     def step(self, method: str, *args: Any) -> Any:
-        out = getattr(self, method)(*args)
+        with model_escapes(method):  # a SystemExit must not end the actor as asked
+            out = getattr(self, method)(*args)
         return out[0] if self.workers == 1 else out
 
 

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 from leadercheck.checker.checkpoint import Checkpoints
 from leadercheck.checker.engine.expand import make_expander
 from leadercheck.checker.engine.explore import Explorer, peak_memory, resident_memory
+from leadercheck.checker.engine.interrupts import from_model, model_error, model_escapes
 from leadercheck.checker.engine.observers import (
     Checkpointing,
     Claims,
@@ -38,7 +39,7 @@ from leadercheck.checker.engine.settings import NO_REDUCTIONS, Reductions, Searc
 from leadercheck.checker.engine.store import IndexedStore, Store
 from leadercheck.checker.engine.values import ValueCheck
 from leadercheck.checker.errors import LeadercheckError
-from leadercheck.checker.guard import call_model, check_initial, model_name
+from leadercheck.checker.guard import call_model, check_initial, model_name, watch_properties
 from leadercheck.checker.liveness import FairnessGraph, level_of
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import LIVENESS, Property
@@ -101,6 +102,7 @@ def breadth_first(
     one, which does not keep fair cycles, so the reduced search judges the other
     properties and a second, unreduced exploration the liveness ones (with a note).
     """
+    properties = watch_properties(model, properties)  # a user's claims: os._exit refused
     reductions = settings.reductions
     if not reductions.symmetry and not reductions.por:
         return _Search(model, properties, settings).run()
@@ -228,7 +230,8 @@ class _Search:
             peak_memory_bytes=peak,
             exact=self.exact,
         )
-        results = [self._judge(p, end) for p in self.properties if p.kind not in LIVENESS]
+        with model_escapes("successors, judging the claims"):
+            results = [self._judge(p, end) for p in self.properties if p.kind not in LIVENESS]
         notes = self._checkpoint_notes()
         if graph is None:
             return CheckResult(results=tuple(results), stats=stats, end=end, notes=notes)
@@ -276,8 +279,11 @@ class _Search:
                     EndReason.EXHAUSTED if end is EndReason.DECIDED else end,
                     model_name(self.model),
                 )
-                results = [judge.judge(p, k) for k, p in enumerate(live)]
-            except KeyboardInterrupt:
+                with model_escapes("successors, judging a liveness claim"):
+                    results = [judge.judge(p, k) for k, p in enumerate(live)]
+            except KeyboardInterrupt as exc:
+                if from_model(exc):  # escaped where model_escapes does not reach
+                    raise model_error(exc, "a liveness judgement") from exc
                 cut = EndReason.INTERRUPTED
             except (MemoryBound, MemoryError):
                 cut = EndReason.MAX_MEMORY

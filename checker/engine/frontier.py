@@ -1,10 +1,12 @@
 """The frontier of a breadth-first search: the states met and not yet expanded, level by level.
 
-The states wait in discovery order, so the state popped next has the next index. A level
-starts when the state to pop is the first of the states discovered while the previous
-level was expanded; there the queue holds exactly the level, which is where a depth bound
-is checked and a checkpoint taken. `levels` holds the first index of each level (the depth
-of a state is where its index falls), `depth` the deepest level discovered.
+The states wait in discovery order, so the first in the queue has the index `next`; it
+leaves the queue once its expansion is whole. A level starts when the state to expand is
+the first of the states discovered while the previous level was expanded; there the queue
+holds exactly the level, which is where a depth bound is checked and a checkpoint taken
+when one is due (one is also taken where a search stops, in a level: `level_end` is saved
+too). `levels` holds the first index of each level (the depth of a state is where its
+index falls), `depth` the deepest level discovered (`len(levels) - 1`).
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ class Frontier:
         next_index: int = 0,
         depth: int = 0,
         levels: Iterable[int] = (0,),
+        level_end: int | None = None,
     ) -> None:
         self.queue: deque[Any] = deque(states)
-        self.next = next_index  # the index of the state popped next
-        self.level_end = next_index  # one past the last index of the level being expanded
+        self.next = next_index  # the index of the state expanded next (first in the queue)
+        # one past the last index of the level being expanded (at a level's start: `next`)
+        self.level_end = next_index if level_end is None else level_end
         self.depth = depth
         self.levels = array("I", levels)
 
@@ -52,10 +56,13 @@ class Frontier:
         return {
             "queue": list(self.queue),
             "next": self.next,
+            "level_end": self.level_end,
             "depth": self.depth,
             "levels": self.levels,
         }
 
     @classmethod
     def load(cls, saved: dict[str, Any]) -> Frontier:
-        return cls(saved["queue"], saved["next"], saved["depth"], saved["levels"])
+        return cls(
+            saved["queue"], saved["next"], saved["depth"], saved["levels"], saved.get("level_end")
+        )

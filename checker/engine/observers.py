@@ -7,13 +7,16 @@
 - `FairnessObserver`: the fairness graph that liveness claims are judged on
   (checker/liveness.py): a bit per claim on each new state, and every edge with its class;
 - `EdgeLog`: every edge with its action, for a drawn state graph or a digest of the order;
-- `Checkpointing`: at a level's start, the exploration's snapshot saved when it is due.
+- `Checkpointing`: at a level's start, the exploration's snapshot saved when it is due,
+  and where a bound or Ctrl-C stops the exploration, always.
 
 An observer sees each new state in index order (`visit`: True when it decided something;
 the exploration stops when every observer is `done`), the edges of each expanded state if
-it asks for them (`edges = True`), and each level's start (`level`). It saves and loads its
-part of a checkpoint. What a model's predicate raises comes out as `ObserverRaised`, which
-the exploration turns into a ModelError with the trace to the state.
+it asks for them (`edges = True`), each level's start (`level`) and an early stop
+(`stopped`). It saves and loads its part of a checkpoint, and forgets what it made of the
+states and expansions from given indices on (`rewind`: Ctrl-C in an expansion undoes it).
+What a model's predicate raises (anything but the user's Ctrl-C) comes out as
+`ObserverRaised`, which the exploration turns into a ModelError with the trace to the state.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from leadercheck.checker.engine.interrupts import from_model
 from leadercheck.checker.liveness import FairnessGraph
 from leadercheck.checker.properties import LIVENESS, Kind, Property
 
@@ -32,7 +36,7 @@ if TYPE_CHECKING:
 class ClaimRaised(Exception):
     """A claim's predicate raised on a state (the search turns it into a ModelError)."""
 
-    def __init__(self, name: str, error: Exception) -> None:
+    def __init__(self, name: str, error: BaseException) -> None:
         super().__init__(f"{name}: {type(error).__name__}: {error}")
         self.name = name
         self.error = error
@@ -52,6 +56,7 @@ class StateClaims:
             for p in properties
             if p.kind not in LIVENESS
         ]
+        self.claims = tuple(self.pending)  # every one, decided or not, in order
         self.invariants = frozenset(name for name, _, inv in self.pending if inv)
         self.found: dict[str, Any] = {}
 
@@ -67,7 +72,9 @@ class StateClaims:
                 if bool(predicate(state)) is not invariant:
                     self.found[name] = where
                     decided = [name] if decided is None else [*decided, name]
-            except Exception as exc:
+            except BaseException as exc:  # user code: anything but the user's Ctrl-C
+                if not from_model(exc):
+                    raise
                 raise ClaimRaised(name, exc) from exc
         if decided is None:
             return ()
@@ -78,6 +85,14 @@ class StateClaims:
         """Stop checking `names` (decided elsewhere: by another worker, or before a resume)."""
         gone = set(names)
         self.pending = [u for u in self.pending if u[0] not in gone]
+
+    def undecide(self, names: Iterable[str]) -> None:
+        """Check `names` again, as if never decided (their deciding state was taken back)."""
+        back = set(names)
+        for name in back:
+            self.found.pop(name, None)
+        pending = {u[0] for u in self.pending} | back
+        self.pending = [u for u in self.claims if u[0] in pending]
 
     @property
     def done(self) -> bool:
@@ -92,7 +107,7 @@ class StateClaims:
 class ObserverRaised(Exception):
     """Model code (a claim's predicate) raised on the state of index `index`."""
 
-    def __init__(self, name: str, error: Exception, index: int) -> None:
+    def __init__(self, name: str, error: BaseException, index: int) -> None:
         super().__init__(f"{name}: {type(error).__name__}: {error}")
         self.name, self.error, self.index = name, error, index
 
@@ -112,6 +127,12 @@ class Observer:
 
     def level(self, explorer: Explorer) -> None:
         """A level starts (the frontier holds exactly it)."""
+
+    def stopped(self, explorer: Explorer) -> None:
+        """A bound or Ctrl-C stopped the exploration (a snapshot may be taken now)."""
+
+    def rewind(self, stored: int, expanded: int) -> None:
+        """Forget the states from index `stored` on and the expansions from `expanded` on."""
 
     def save(self) -> Any:
         return None
@@ -137,6 +158,9 @@ class Claims(Observer):
         except ClaimRaised as exc:
             raise ObserverRaised(exc.name, exc.error, index) from exc.error
 
+    def rewind(self, stored: int, expanded: int) -> None:
+        self.claims.undecide([name for name, index in self.found.items() if index >= stored])
+
     def save(self) -> Any:
         return dict(self.found)
 
@@ -159,13 +183,25 @@ class FairnessObserver(Observer):
     def visit(self, state: Any, index: int, initial: bool) -> bool:
         try:
             self.graph.visit(state, initial)
-        except Exception as exc:
+        except BaseException as exc:  # user code: anything but the user's Ctrl-C
+            if not from_model(exc):
+                raise
             raise ObserverRaised("a liveness property", exc, index) from exc
         return False
 
     def expanded(self, index: int, targets: list[int], actions: list[Any]) -> None:
         class_id, fairness = self.graph.class_id, self.fairness
         self.graph.expanded(targets, [class_id(fairness(action)) for action in actions])
+
+    def rewind(self, stored: int, expanded: int) -> None:
+        graph = self.graph
+        for bits in (*graph.goal, *graph.trigger):
+            del bits[stored:]
+        graph.initial_count = min(graph.initial_count, stored)  # the first states are initial
+        del graph.offsets[expanded + 1 :]
+        edges = graph.offsets[-1]
+        del graph.targets[edges:]
+        del graph.classes[edges:]
 
     def save(self) -> Any:
         graph = self.graph
@@ -191,13 +227,32 @@ class EdgeLog(Observer):
     def expanded(self, index: int, targets: list[int], actions: list[Any]) -> None:
         self.edges_seen.extend(zip([index] * len(targets), targets, actions, strict=True))
 
+    def rewind(self, stored: int, expanded: int) -> None:
+        self.edges_seen = [edge for edge in self.edges_seen if edge[0] < expanded]
+
 
 class Checkpointing(Observer):
-    """At a level's start, the exploration's snapshot, saved when one is due."""
+    """At a level's start, the exploration's snapshot, saved when one is due; where a
+    bound or Ctrl-C stops the exploration, saved whether due or not (unless it was just
+    saved there), so that `--resume` goes on from where it stopped."""
 
     def __init__(self, checkpoints: Checkpoints) -> None:
         self.checkpoints = checkpoints
+        self.saved_at: tuple[int, int, int] | None = None  # (stored, next, generated)
 
     def level(self, explorer: Explorer) -> None:
         if self.checkpoints.due():
-            self.checkpoints.save(explorer.snapshot())
+            self._save(explorer)
+
+    def stopped(self, explorer: Explorer) -> None:
+        if self.saved_at != self._where(explorer):
+            self._save(explorer)
+
+    def _save(self, explorer: Explorer) -> None:
+        self.checkpoints.save(explorer.snapshot())
+        if self.checkpoints.failure is None:
+            self.saved_at = self._where(explorer)
+
+    @staticmethod
+    def _where(explorer: Explorer) -> tuple[int, int, int]:
+        return len(explorer.store), explorer.frontier.next, explorer.generated

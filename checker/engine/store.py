@@ -13,7 +13,8 @@ that record edges (the fairness graph, the drawn state graph), where an edge may
 to any state; a `Shard` is one worker's part of a partitioned search's store. Two states of
 n share a fingerprint with probability about n^2 / 2^61 (1e-6 for two million).
 
-A store saves itself and loads into a new one (`save`, `load`) for checkpoints. The bitstate
+A store saves itself and loads into a new one (`save`, `load`) for checkpoints, and forgets
+its last entries (`truncate`) when Ctrl-C takes an expansion back. The bitstate
 search's store is a bit array (checker/engine/bits.py): it remembers no parents, since a
 depth-first search keeps its path on its stack.
 """
@@ -78,6 +79,14 @@ class Store:
         path.reverse()
         return path
 
+    def truncate(self, length: int, keys: list[Any]) -> None:
+        """Forget the entries from index `length` on, whose keys are `keys` (a key not
+        stored is no error: Ctrl-C may have come before it was)."""
+        for key in keys:
+            self.keys.discard(key)
+        del self.parents[length:]
+        del self.moves[length:]
+
     def save(self) -> dict[str, Any]:
         return {"keys": self.keys, "parents": self.parents, "moves": self.moves}
 
@@ -120,6 +129,12 @@ class IndexedStore(Store):
         self.parents.append(parent)
         self.moves.append(move)
         return index
+
+    def truncate(self, length: int, keys: list[Any]) -> None:
+        for key in keys:
+            self.keys.pop(key, None)
+        del self.parents[length:]
+        del self.moves[length:]
 
     def index_of(self, key: Any) -> int | None:
         return self.keys.get(key)

@@ -14,6 +14,7 @@ from random import Random
 from typing import Any
 
 from leadercheck.checker.engine.bits import BitArray
+from leadercheck.checker.engine.interrupts import from_model
 from leadercheck.checker.engine.observers import ClaimRaised
 from leadercheck.checker.parallel import WorkerSetup
 from leadercheck.checker.sampling.report import SampledWorker, WorkerReport
@@ -85,7 +86,9 @@ class BitstateWorker(SampledWorker):
                 self._arrived(succ)
         except ClaimRaised as exc:
             self._fail(exc.name, exc.error)
-        except Exception as exc:  # model code (its successors): reported with its trace
+        except BaseException as exc:  # model code (its successors): reported with its trace
+            if not from_model(exc):
+                raise  # the user's Ctrl-C (worker 0 runs in the coordinator's process)
             self._fail("successors", exc)
         return self.report()
 
@@ -133,6 +136,6 @@ class BitstateWorker(SampledWorker):
         if self.decide(state, (self.rounds, self.index), self.path):
             self.finished = True  # the search stops at the first violation
 
-    def _fail(self, what: str, exc: Exception) -> None:
+    def _fail(self, what: str, exc: BaseException) -> None:
         self.failed(what, exc, self.path)
         self.finished = True

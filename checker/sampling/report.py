@@ -11,7 +11,7 @@ from leadercheck.checker.engine.explore import peak_memory, resident_memory
 from leadercheck.checker.engine.observers import StateClaims
 from leadercheck.checker.engine.settings import Sampling
 from leadercheck.checker.engine.values import ValueCheck
-from leadercheck.checker.guard import model_name
+from leadercheck.checker.guard import call_model, model_name
 from leadercheck.checker.parallel import Failure, WorkerSetup, failure_of, quiet_gc
 
 # Where a claim was decided, as an order every run agrees on: (walk index,) for a
@@ -58,7 +58,7 @@ class SampledWorker:
         self.options: SampledSetup = setup.extra
         self.model = setup.model
         self.index = index
-        self.initial = list(setup.model.initial_states())
+        self.initial = call_model(lambda: list(setup.model.initial_states()), "initial_states")
         self.claims = StateClaims(setup.properties)
         self.findings: dict[str, tuple[OrderKey, Moves]] = {}
         self.failure: tuple[str, Failure, Moves] | None = None
@@ -76,7 +76,7 @@ class SampledWorker:
             self.findings[name] = (key, tuple(moves))
         return self.claims.broken(decided)
 
-    def failed(self, what: str, exc: Exception, moves: Sequence[int]) -> None:
+    def failed(self, what: str, exc: BaseException, moves: Sequence[int]) -> None:
         """Model code raised in `what` at the state `moves` lead to: the coordinator
         reports it with that trace."""
         self.failure = (what, failure_of(exc), tuple(moves))

@@ -20,9 +20,10 @@ from typing import Any
 
 from leadercheck.checker.engine.bits import implied_states, union_bits, usable_bytes
 from leadercheck.checker.engine.explore import peak_memory, resident_memory
+from leadercheck.checker.engine.interrupts import from_model, model_error, model_escapes
 from leadercheck.checker.engine.settings import NO_REDUCTIONS, SearchSettings
 from leadercheck.checker.errors import ModelError
-from leadercheck.checker.guard import call_model, check_initial, model_name
+from leadercheck.checker.guard import call_model, check_initial, model_name, watch_properties
 from leadercheck.checker.model import Model
 from leadercheck.checker.parallel import (
     ProcessTransport,
@@ -136,7 +137,8 @@ class _Run:
         settings: SearchSettings,
         kind: str,
     ) -> None:
-        self.model, self.properties, self.settings = model, tuple(properties), settings
+        self.model, self.settings = model, settings
+        self.properties = watch_properties(model, properties)
         self.sampling, self.kind, self.k = settings.sampling, kind, settings.workers
         workers = settings.workers
         self.claims = tuple(p for p in self.properties if p.kind not in LIVENESS)
@@ -166,11 +168,14 @@ class _Run:
                 transport.start(setup)
                 end = self._rounds(transport)
                 self._count(transport, end)
-        except KeyboardInterrupt:  # while starting or stopping the workers
+        except KeyboardInterrupt as exc:  # while starting or stopping the workers
+            if from_model(exc):
+                raise model_error(exc, "the search") from exc
             end = EndReason.INTERRUPTED
         search_seconds = time.perf_counter() - self.start
-        self._raise_failure()
-        return self._results(end, search_seconds)
+        with model_escapes("successors, rebuilding a trace"):
+            self._raise_failure()
+            return self._results(end, search_seconds)
 
     # -- the rounds -------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from leadercheck.checker.engine.interrupts import from_model, model_error
 from leadercheck.checker.model import Action, Model
 from leadercheck.checker.properties import sometimes
 from leadercheck.checker.replay import action_key
@@ -71,7 +72,9 @@ def shorten(
             "neighbourhood search",
             _neighbourhood(model, initial, result, decides, max_states),
         )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        if from_model(exc):  # raised by the model's code, not the user's Ctrl-C
+            raise model_error(exc, "successors, shortening a trace") from exc
         result.interrupted = True
     return result
 

@@ -17,6 +17,7 @@ from random import Random
 from time import monotonic
 from typing import Any
 
+from leadercheck.checker.engine.interrupts import from_model
 from leadercheck.checker.engine.observers import ClaimRaised
 from leadercheck.checker.engine.store import FP_MASK
 from leadercheck.checker.model import FAULT, RECOVERY, STEP, TICK
@@ -166,7 +167,9 @@ class WalkWorker(SampledWorker):
         except ClaimRaised as exc:
             self.failed(exc.name, exc.error, moves)
             self.stopped = True
-        except Exception as exc:  # model code: reported with the trace that led to it
+        except BaseException as exc:  # model code: reported with the trace that led to it
+            if not from_model(exc):
+                raise  # the user's Ctrl-C (worker 0 runs in the coordinator's process)
             self.failed("successors", exc, moves)
             self.stopped = True
         finally:

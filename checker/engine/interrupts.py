@@ -1,0 +1,138 @@
+"""The user's Ctrl-C, told apart from what model code raises.
+
+A search runs model code (a user's, loaded with --model) that may raise anything a
+Python function can: `SystemExit` (sys.exit), `GeneratorExit`, even `KeyboardInterrupt`.
+None of that may end a check as if the user had stopped it, or end the process as if the
+check had passed: it is the model's failure, a ModelError with the trace that led there
+(`from_model` says which escapes those are). Only the user's Ctrl-C ends a search
+INTERRUPTED, and Python raises it as the same `KeyboardInterrupt` a model can raise.
+
+So the application installs `sigint_handler()` around its work: the first SIGINT is
+recorded, then raised as KeyboardInterrupt; later ones are ignored, so the wind-down
+(statistics so far, a checkpoint) finishes and the process ends with its exit code, never
+by the signal. The engine asks `real_interrupt()` about a KeyboardInterrupt it caught.
+Without the handler (the engine used as a library, tests) every KeyboardInterrupt is
+taken for the user's, as Python takes it. A forked worker ignores SIGINT (its coordinator
+is the one interrupted): `worker_process()` says so, and there every KeyboardInterrupt is
+code's.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+from leadercheck.checker.errors import ModelError
+
+_watching = False  # a handler records SIGINT (or SIGINT is ignored): not every KI is real
+_arrived = False  # a real SIGINT arrived while watching
+
+
+def real_interrupt() -> bool:
+    """Whether a KeyboardInterrupt caught now is the user's Ctrl-C: always, unless this
+    process watches SIGINT (`sigint_handler`, `worker_process`); then only once one came."""
+    return _arrived or not _watching
+
+
+def from_model(exc: BaseException) -> bool:
+    """Whether `exc`, escaping model code, is the model's failure (reported as a ModelError
+    with its trace): anything but the user's Ctrl-C."""
+    return not isinstance(exc, KeyboardInterrupt) or not real_interrupt()
+
+
+def _on_sigint(signum: int, frame: FrameType | None) -> None:
+    global _arrived  # noqa: PLW0603 (the handler's one record)
+    if _arrived:
+        return  # the search is winding down: a second Ctrl-C changes nothing
+    _arrived = True
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def sigint_handler(keep_ignoring: bool = True) -> Iterator[None]:
+    """Within the block, SIGINT is the user's Ctrl-C: recorded, raised once as
+    KeyboardInterrupt, ignored after that.
+
+    At the end the previous handler comes back, unless a SIGINT arrived and
+    `keep_ignoring`: then SIGINT stays ignored, since the process is only winding down
+    and a second Ctrl-C must not end it by the signal (a test passes False). Outside the
+    main thread, where no handler can be installed, it does nothing.
+    """
+    global _watching, _arrived  # noqa: PLW0603 (the process's SIGINT disposition)
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = (_watching, _arrived)
+    previous = signal.signal(signal.SIGINT, _on_sigint)
+    _watching, _arrived = True, False
+    try:
+        yield
+    finally:
+        stays_ignored = _arrived and keep_ignoring
+        signal.signal(signal.SIGINT, signal.SIG_IGN if stays_ignored else previous)
+        _watching, _arrived = saved
+
+
+def worker_process(ignore_sigint: bool = True) -> None:
+    """This process is a search's worker, never the one the user interrupts: it ignores
+    SIGINT (a forked worker; a Ray actor keeps Ray's handling), and every
+    KeyboardInterrupt in it is code's."""
+    global _watching, _arrived  # noqa: PLW0603
+    if ignore_sigint:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _watching, _arrived = True, False
+
+
+class OsExit(ModelError):
+    """What `os._exit` raises while a guarded model's code runs (checker/guard.py): a
+    ModelError, so that nothing on the way reads it as a verdict; the exploration gives it
+    the trace to the state whose expansion called it."""
+
+    def __init__(self, status: object, hook: str) -> None:
+        super().__init__(exited(status, hook))
+        self.status, self.hook = status, hook
+
+    def __reduce__(self) -> tuple[type[OsExit], tuple[object, str]]:
+        return OsExit, (self.status, self.hook)  # it crosses a worker's pipe whole
+
+
+def exited(status: object, where: str) -> str:
+    """The message for a model that called os._exit(`status`) in `where`."""
+    return f"model called os._exit({status!r}) in {where}: a model must return, not end the process"
+
+
+def escape_text(exc: BaseException) -> str:
+    """The text of what model code raised, for a one-line message: an exception's own, or
+    what an escape that is no Exception did."""
+    if isinstance(exc, SystemExit):
+        return f"sys.exit({exc.code!r}): a model must return, not end the process"
+    if isinstance(exc, KeyboardInterrupt):
+        return "raised by the model's code, not by Ctrl-C"
+    if isinstance(exc, GeneratorExit):
+        return str(exc) or "a model must return, not close its caller"
+    return str(exc)
+
+
+def model_error(exc: BaseException, what: str) -> ModelError:
+    """What model code raised in `what`, as a ModelError (without a trace)."""
+    if isinstance(exc, ModelError):
+        return exc
+    return ModelError(f"model raised {type(exc).__name__} in {what}: {escape_text(exc)}")
+
+
+@contextmanager
+def model_escapes(what: str) -> Iterator[None]:
+    """Run model code (`what`) outside a loop that reports failures with their traces:
+    an escape that is no Exception (SystemExit, GeneratorExit, a KeyboardInterrupt that is
+    not the user's) becomes a ModelError; Exceptions pass as they are, for their callers."""
+    try:
+        yield
+    except Exception:
+        raise
+    except BaseException as exc:
+        if not from_model(exc):
+            raise
+        raise model_error(exc, what) from exc
