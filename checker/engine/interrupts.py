@@ -15,6 +15,11 @@ Without the handler (the engine used as a library, tests) every KeyboardInterrup
 taken for the user's, as Python takes it. A forked worker ignores SIGINT (its coordinator
 is the one interrupted): `worker_process()` says so, and there every KeyboardInterrupt is
 code's.
+
+What escapes model code is written in one line by `escape_text` and `model_error`;
+`model_escapes` turns an escape that is no Exception into a ModelError where model code
+runs outside a loop that reports failures with their traces (trace rebuilding, judging).
+`OsExit` is what os._exit raises while a guarded model's code runs (checker/guard.py).
 """
 
 from __future__ import annotations

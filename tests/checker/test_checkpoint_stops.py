@@ -8,6 +8,10 @@ or of a state's visit."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +30,7 @@ from leadercheck.specs.expectations import load_expectations
 from tests.toys import Counter, DeepLock, Tokens, lock_closed
 
 Case = tuple[Callable[[], Model[Any]], Sequence[Property], Reductions]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _raft(**given: str) -> Callable[[], Model[Any]]:
@@ -237,3 +242,77 @@ def test_a_stop_saves_once_and_a_search_that_ends_saves_nothing_more(tmp_path: P
     done = Checkpoints(tmp_path / "done", {}, every=1e9)
     assert search(case, checkpoints=done).end is EndReason.EXHAUSTED
     assert done.written == 0
+
+
+class Tagged(Model[tuple[int, Any]]):
+    """0..30, add 1 or 2, and 30 goes back to 0; a state (n, tag) tags n < 4 with a string
+    (salted by PYTHONHASHSEED) when `strings`, else with n. A stop at 20 states leaves only
+    int-tagged states in the queue: only earlier, stored states hash otherwise in another
+    process, and the wrap back to 0 meets them again."""
+
+    def __init__(self, strings: bool) -> None:
+        self.strings = strings
+
+    def _state(self, n: int) -> tuple[int, Any]:
+        return (n, f"s{n}" if self.strings and n < 4 else n)
+
+    def initial_states(self) -> Sequence[tuple[int, Any]]:
+        return [self._state(0)]
+
+    def successors(self, state: tuple[int, Any]) -> Iterable[tuple[Action, tuple[int, Any]]]:
+        n = state[0]
+        for step in (1, 2):
+            if n + step <= 30:
+                yield Action(f"add{step}", "counter"), self._state(n + step)
+        if n == 30:
+            yield Action("wrap", "counter"), self._state(0)
+
+
+RESUME = """
+import json, sys
+from pathlib import Path
+from leadercheck.checker import always
+from leadercheck.checker.checkpoint import Checkpoints
+from leadercheck.checker.search import check
+from tests.checker.test_checkpoint_stops import Tagged
+
+how, strings, folder = sys.argv[1], sys.argv[2] == "strings", Path(sys.argv[3])
+claims = [always("fine", lambda s: True)]
+if how == "cut":
+    cp = Checkpoints(folder / "cut", {}, every=1e9)
+    result = check(Tagged(strings), claims, max_states=20, checkpoints=cp)
+else:
+    cp = Checkpoints(folder / how, {}, every=1e9, resume_from=folder / "cut")
+    result = check(Tagged(strings), claims, checkpoints=cp)
+print(json.dumps([result.end.name, result.stats.distinct_states, result.stats.generated_states]))
+"""
+
+
+def _run(how: str, states: str, folder: Path, seed: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": seed}
+    command = [sys.executable, "-c", RESUME, how, states, str(folder)]
+    return subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("states", ["strings", "ints"])
+def test_a_process_that_hashes_stored_states_otherwise_is_refused(
+    states: str, tmp_path: Path
+) -> None:
+    """Whatever the build salts (strings always; None's address on a PIE build before 3.12),
+    a resume in a process that hashes a stored state otherwise is refused, even when every
+    queued state hashes alike; one that hashes every state alike resumes, to the counts of
+    a search never stopped."""
+    whole = search(
+        (lambda: Tagged(states == "strings"), [always("fine", lambda s: True)], Reductions())
+    )
+    cut = _run("cut", states, tmp_path, "0")
+    assert cut.returncode == 0 and json.loads(cut.stdout)[0] == "MAX_STATES", cut.stderr
+    same = _run("same-seed", states, tmp_path, "0")
+    assert same.returncode == 0, same.stderr
+    counts = [whole.end.name, whole.stats.distinct_states, whole.stats.generated_states]
+    assert json.loads(same.stdout) == counts
+    other = _run("other-seed", states, tmp_path, "1")
+    if states == "ints":
+        assert other.returncode == 0 and json.loads(other.stdout) == counts, other.stderr
+    else:
+        assert other.returncode != 0 and "hashes states differently" in other.stderr
