@@ -47,6 +47,7 @@ from leadercheck.checker.engine.values import (
 from leadercheck.checker.errors import ModelError
 from leadercheck.checker.model import Action, Model
 from leadercheck.checker.properties import Property
+from leadercheck.checker.result import EndReason
 
 __all__ = [
     "GuardedModel",
@@ -506,7 +507,8 @@ def _explore(model: Model[Any], expand: Any, max_states: int, observers: Sequenc
     )
     store = IndexedStore(exact=True) if observers else Store(exact=True)
     explorer = Explorer(model, initial, store, expand, observers, unbounded(max_states=max_states))
-    explorer.run()
+    if explorer.run() is EndReason.INTERRUPTED:  # Ctrl-C: it ends the command, not this walk
+        raise KeyboardInterrupt
     return explorer
 
 

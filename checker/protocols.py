@@ -71,12 +71,15 @@ class Catalogue:
     def build(self, protocol: ProtocolEntry, values: Mapping[str, int]) -> Model[Any]:
         """The protocol's model at `values`; a builder that returns no Model is refused."""
         try:
-            model = protocol.build(values)
-        except LeadercheckError:
+            model = refusing_exit(protocol.build, f"{protocol.name}'s builder", values)
+        except LeadercheckError:  # OsExit is a ModelError: it passes as it is
             raise
-        except Exception as exc:  # the user's builder: its failure is theirs, in one line
+        except BaseException as exc:  # the user's builder: its failure is theirs, in one line
+            if not from_model(exc):
+                raise
             raise LeadercheckError(
-                f"{protocol.name}: building the model raised {type(exc).__name__}: {exc}"
+                f"{protocol.name}: building the model raised {type(exc).__name__}: "
+                f"{escape_text(exc)}"
             ) from exc
         if not isinstance(model, Model):
             raise LeadercheckError(

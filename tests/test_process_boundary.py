@@ -45,6 +45,11 @@ if WHERE == "import":
 
 
 class Hostile(tiny_lock.TinyLock):
+    def __init__(self, procs, atomic):
+        if WHERE == "builder":
+            hit()
+        super().__init__(procs, atomic)
+
     def initial_states(self):
         if WHERE == "initial_states":
             hit()
@@ -80,7 +85,7 @@ EXITS = {
     "raise GeneratorExit": "raise GeneratorExit",
 }
 PRINTS = "print('model says hi'); os.write(1, b'raw bytes on fd 1\\n')"
-WHERES = ("import", "initial_states", "successors", "claim")
+WHERES = ("import", "builder", "initial_states", "successors", "claim")
 COMMANDS = {
     "check --json": ["--protocol", "tiny-lock", "--json"],
     "check": ["--protocol", "tiny-lock"],
@@ -125,7 +130,7 @@ def test_a_model_that_exits_at_import_is_a_model_error(act: str, tmp_path: Path)
     _ends_as_a_model_error(listed, f"{act} at import, --list")
 
 
-@pytest.mark.parametrize("where", ["initial_states", "successors", "claim"])
+@pytest.mark.parametrize("where", ["builder", "initial_states", "successors", "claim"])
 @pytest.mark.parametrize("act", ["sys.exit(0)", "os._exit(0)", "raise KeyboardInterrupt"])
 def test_a_model_that_exits_in_a_hook_is_a_model_error(
     where: str, act: str, tmp_path: Path
@@ -197,3 +202,26 @@ def test_ctrl_c_twice_still_ends_in_3(tmp_path: Path) -> None:
     assert proc.returncode == 3, (proc.returncode, out, err)
     assert "Traceback" not in err, err
     assert "INCOMPLETE" in out
+
+
+@pytest.mark.parametrize("where", ["import", "successors", "claim"])
+def test_a_model_that_loops_is_stopped_by_ctrl_c_with_exit_3(where: str, tmp_path: Path) -> None:
+    """A loop is no error `verify` can see; the user's Ctrl-C ends it in 3, one line."""
+    model = _model(tmp_path, where, "while True: pass")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [*VERIFY, "--model", str(model), "--protocol", "tiny-lock", "--json", "--out", "o"],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    try:
+        time.sleep(3)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 3, (proc.returncode, out, err)
+    assert "Traceback" not in err, err
+    assert out.strip() == "" or json.loads(out)["verdict"] == "INCOMPLETE"
