@@ -126,3 +126,22 @@ def test_message_cost_prints_both_tables_and_draws_the_plot(
     assert re.search(r"^\s+3\s+7\s+2\s+4\.67", result.stdout, re.M)  # bully N=3: worst 7
     assert re.search(r"^\s+4\s+12\s+6\s+10\.50", result.stdout, re.M)  # raft N=4: worst 12
     assert plot.read_text().lstrip().startswith("<?xml")
+
+
+def test_the_ray_strategy_without_ray_says_which_extra_brings_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Ray is the `ray` extra (the light install has no Ray): one line before any work."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a)
+    )
+    result = verify("--protocol", "raft", "--strategy", "ray", "--out", str(tmp_path / "o"))
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: --strategy ray needs Ray, which leadercheck's `ray` extra installs: "
+        ".venv/bin/pip install -e '.[ray]'"
+    ]
+    assert not (tmp_path / "o").exists()

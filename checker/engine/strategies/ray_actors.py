@@ -7,6 +7,7 @@ with Ray's transport (checker/ray_engine.py) in place of forked processes.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -14,12 +15,21 @@ from typing import Any
 from leadercheck.checker.engine.settings import SearchSettings
 from leadercheck.checker.engine.strategies import register
 from leadercheck.checker.engine.strategies.processes import Processes
+from leadercheck.checker.errors import LeadercheckError
 
 
 class RayActors(Processes):
     name = "ray"
     summary = "the partitioned search as K Ray actors (a local Ray unless --address)"
     remote = True
+
+    def validate(self, settings: SearchSettings) -> None:
+        super().validate(settings)
+        if importlib.util.find_spec("ray") is None:  # the `ray` extra, not a base dependency
+            raise LeadercheckError(
+                "--strategy ray needs Ray, which leadercheck's `ray` extra installs: "
+                ".venv/bin/pip install -e '.[ray]'"
+            )
 
     @contextmanager
     def session(self, settings: SearchSettings) -> Iterator[Any]:
