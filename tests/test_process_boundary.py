@@ -83,6 +83,7 @@ EXITS = {
     # SIGINT at exit whatever the exit code (an unhandled KeyboardInterrupt in exec'd code)
     "raise KeyboardInterrupt": "raise KeyboardInterrupt",
     "raise GeneratorExit": "raise GeneratorExit",
+    "raise ValueError": "raise ValueError('the model is wrong')",
 }
 PRINTS = "print('model says hi'); os.write(1, b'raw bytes on fd 1\\n')"
 WHERES = ("import", "builder", "initial_states", "successors", "claim")
