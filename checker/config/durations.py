@@ -1,0 +1,69 @@
+"""Durations as configuration files write them: seconds as numbers, Go's `1m30s`, `500ms`.
+
+One parser for every system, strict about what it accepts (ASCII digits, known units), so
+a typo is one line naming the knob, never a silently different number.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from leadercheck.checker.errors import LeadercheckError
+
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+_PART = re.compile(r"([0-9]{1,9}(?:\.[0-9]{1,9})?)(ms|s|m|h)")
+_NUMBER = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,9})?")
+
+
+def seconds(value: object, knob: str, unit: float = 1.0) -> float:
+    """`value` in seconds: a number (in `unit` seconds: 0.001 for milliseconds), or a Go
+    duration string such as `15s`, `1m30s` or `500ms`."""
+    if isinstance(value, bool):
+        raise LeadercheckError(f"{knob}: expected a duration, got {value!r}")
+    if isinstance(value, int | float):
+        number = float(value) * unit
+    elif isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+        number = float(value.strip()) * unit
+    elif isinstance(value, str) and value.strip():
+        text, number, at = value.strip(), 0.0, 0
+        for found in _PART.finditer(text):
+            if found.start() != at:
+                break
+            number += float(found.group(1)) * _UNITS[found.group(2)]
+            at = found.end()
+        if at != len(text):
+            raise LeadercheckError(
+                f"{knob}: {value!r} is not a duration (write 15s, 1m30s or 500ms)"
+            )
+    else:
+        raise LeadercheckError(f"{knob}: expected a duration, got {value!r}")
+    if not math.isfinite(number) or number < 0:
+        raise LeadercheckError(f"{knob}: {value!r} must be a non-negative duration")
+    return number
+
+
+def count(value: object, knob: str, low: int = 0) -> int:
+    """A whole number at least `low` (a retry count, a number of masters)."""
+    if isinstance(value, bool) or not (
+        isinstance(value, int)
+        or (isinstance(value, str) and value.strip().isascii() and value.strip().isdigit())
+    ):
+        raise LeadercheckError(f"{knob}: expected a whole number, got {value!r}")
+    number = int(value)
+    if number < low:
+        raise LeadercheckError(f"{knob}: {number} is below {low}")
+    return number
+
+
+def fraction(value: object, knob: str) -> float:
+    """A rate such as a clock-drift factor: 0.01 is 1%."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise LeadercheckError(f"{knob}: expected a number such as 0.01, got {value!r}")
+    text = str(value).strip()
+    if not _NUMBER.fullmatch(text):
+        raise LeadercheckError(f"{knob}: {value!r} is not a number such as 0.01")
+    number = float(text)
+    if number >= 1:
+        raise LeadercheckError(f"{knob}: {number} must be below 1 (0.01 is 1%)")
+    return number
