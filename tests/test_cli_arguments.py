@@ -127,3 +127,12 @@ def test_list_json_is_one_object_naming_every_protocol() -> None:
     nodes = next(p for p in raft["params"] if p["name"] == "nodes")
     assert nodes["default"] == 3 and nodes["low"] <= 3 <= nodes["high"]
     assert raft["expected"]["single-leader"] == "HOLDS"
+
+
+def test_an_option_before_a_subcommand_says_where_it_goes() -> None:
+    """`verify --model m.py replay t.json` would once have loaded m.py for the replay; the
+    subcommand's own --model is the one place to name it."""
+    refused(
+        verify("--model", "m.py", "replay", "t.json"),
+        "give --model after `replay`, not before it",
+    )
