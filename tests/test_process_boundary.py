@@ -227,3 +227,19 @@ def test_a_model_that_loops_is_stopped_by_ctrl_c_with_exit_3(where: str, tmp_pat
     assert proc.returncode == 3, (proc.returncode, out, err)
     assert "Traceback" not in err, err
     assert out.strip() == "" or json.loads(out)["verdict"] == "INCOMPLETE"
+
+
+@pytest.mark.parametrize("golden", [False, True])
+def test_the_gate_writes_a_model_error_s_trace_and_names_it(golden: bool, tmp_path: Path) -> None:
+    """Under --all too, a model error is one line and its trace goes to a file: --out, or,
+    when --out holds the golden files it must not change, a new temporary directory."""
+    model = _model(tmp_path, "successors", EXITS["raise ValueError"])
+    extra = ["--check-golden"] if golden else []
+    done = _verify(["--model", str(model), "--all", "--out", "o", *extra], tmp_path)
+    _ends_as_a_model_error(done, "ValueError in successors, --all")
+    line = done.stderr.strip()
+    assert "ValueError in successors" in line and "; the trace that led there: " in line
+    path = Path(line.rsplit("; the trace that led there: ", 1)[1])
+    trace = json.loads((tmp_path / path if not path.is_absolute() else path).read_text())
+    assert trace["protocol"] == "tiny-lock"
+    assert (path.parent == Path("o")) is not golden

@@ -22,10 +22,10 @@ from leadercheck.checker.app.modes import Call, Mode
 from leadercheck.checker.app.output import say, warn
 from leadercheck.checker.engine.settings import SearchSettings
 from leadercheck.checker.engines import searcher
-from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.errors import LeadercheckError, ModelError
 from leadercheck.checker.gate import CaseOutcome, GateCase, GateReport, judge
 from leadercheck.checker.protocols import Catalogue
-from leadercheck.checker.render.files import write_counterexamples
+from leadercheck.checker.render.files import write_counterexamples, write_model_error
 from leadercheck.checker.render.gate_report import (
     case_lines,
     json_summary,
@@ -115,7 +115,15 @@ def run(call: Call) -> int:
         for case in cases:
             sampled = engines.get(case.name)
             search = exhaustive if sampled is None else stack.enter_context(searcher(sampled))
-            result = search(case.build(), case.properties)
+            try:
+                result = search(case.build(), case.properties)
+            except ModelError as exc:  # one line; the trace that led there goes to a file
+                where = out if copy_out or update else Path(tempfile.mkdtemp(prefix="leadercheck-"))
+                path = write_model_error(
+                    where, case.protocol_name, case.params, exc, catalogue.model
+                )
+                said = "" if path is None else f"; the trace that led there: {path}"
+                raise ModelError(f"{case.name}: {exc}{said}") from exc
             if result.end is EndReason.INTERRUPTED:  # Ctrl-C: stop the gate, write nothing
                 warn(
                     f"interrupted during {case.name}, after {len(outcomes)} of {len(cases)} "
