@@ -1,8 +1,16 @@
-"""Running a catalogue protocol the way `verify` does, for tests."""
+"""Shared by the tests: running a catalogue protocol the way `verify` does, special paths
+and a deadline for the tests that must not hang on them, a process sent a real Ctrl-C."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 from leadercheck.checker import Action, CheckResult, Trace, Verdict, always, check
 from leadercheck.models.catalogue import lookup
@@ -38,3 +46,97 @@ def shape(actions: Iterable[Action]) -> list[Shape]:
 def trace_shape(trace: Trace | None) -> list[Shape]:
     assert trace is not None
     return shape(trace.actions)
+
+
+@contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Fail instead of hanging (a FIFO opened for reading blocks until a writer comes)."""
+
+    def expired(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+PROC = Path("/proc/self/status")
+
+
+def special_path(tmp: Path, kind: str, oversize: int = 1024) -> Path:
+    """A path of the given kind, made in `tmp` where it must be made: an absolute path as
+    it is, `proc`, `fifo`, `directory`, `file`, `symlink` (to a regular file, `target`,
+    beside it), `link-to-zero`, `dangling`, `oversize` (a file of `oversize` + 1 bytes),
+    `missing-parent` (a name in a folder that does not exist); any other kind is a new name."""
+    if kind.startswith("/"):
+        return Path(kind)
+    if kind == "proc":
+        return PROC
+    path = tmp / kind
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "file":
+        path.write_text("a regular file\n")
+    elif kind == "symlink":
+        (tmp / "target").write_text("the link's target")
+        path.symlink_to(tmp / "target")
+    elif kind == "link-to-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "dangling":
+        path.symlink_to(tmp / "nowhere")
+    elif kind == "oversize":
+        path.write_bytes(b"x" * (oversize + 1))
+    elif kind == "missing-parent":
+        path = tmp / "none" / "x"
+    return path
+
+
+def snapshot(path: Path) -> tuple[int, int] | None:
+    """What must not change: the entry's type and inode (None if absent)."""
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return (st.st_mode, st.st_ino)
+
+
+ROOT = Path(__file__).resolve().parents[1]
+PROCESS_TIMEOUT = 120
+
+
+def run_interrupted(
+    args: list[str], cwd: Path, after: float | None = None, again: float | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run `args` as a process with Ctrl-C's default handling; with `after`, send it SIGINT
+    that many seconds in (and, with `again`, a second SIGINT that much later). Fails if a
+    worker process it started is left running."""
+    import psutil  # noqa: PLC0415 (a test tool, for the tests that send signals)
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    children: list[psutil.Process] = []
+    try:
+        if after is not None:
+            time.sleep(after)
+            children = psutil.Process(proc.pid).children(recursive=True)
+            proc.send_signal(signal.SIGINT)
+            if again is not None:
+                time.sleep(again)
+                proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=PROCESS_TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    _, alive = psutil.wait_procs(children, timeout=10)
+    assert not alive, f"worker processes left running: {alive}"
+    return subprocess.CompletedProcess(args, proc.returncode, out, err)

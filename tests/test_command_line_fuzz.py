@@ -8,11 +8,8 @@ replaced that is not a regular file, nothing written outside the working directo
 from __future__ import annotations
 
 import os
-import signal
 import stat
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,19 +18,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from leadercheck.checker.app.main import main
+from tests.helpers import deadline, snapshot, special_path
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACE = ROOT / "counterexamples" / "lease-no-fencing.json"
 NUMBERS = ["3", "0", "1", "\uff13", "\u0663", "1_000", "-1", "nan", "inf", "", "1e3", "9" * 30]
 SPECIAL = [
-    "/dev/full", "/dev/zero", "/dev/null", "/proc/self/status", "fifo", "link-to-file",
-    "dangling-link", "dir", "file", "missing/parent/x", "new",
-]  # fmt: skip
+    "/dev/full", "/dev/zero", "/dev/null", "proc", "fifo", "symlink", "dangling", "directory",
+    "file", "missing-parent", "new",
+]  # fmt: skip  # tests/helpers.py's special_path makes each
+MADE = {"fifo", "symlink", "target", "dangling", "directory", "file"}  # what the base holds
 PROTOCOLS = ["lease-fencing", "bully", "no-such-protocol"]
-
-
-def _path(kind: str, base: Path) -> str:
-    return kind if kind.startswith("/") else str(base / kind)
 
 
 @st.composite
@@ -61,7 +56,7 @@ def command_lines(draw: st.DrawFn) -> tuple[str, list[str]]:
         runs = (
             {"new", "file"}
             if flag in ("--junit", "--readme")
-            else {"new", "dir", "missing/parent/x"}
+            else {"new", "directory", "missing-parent"}
         )
         kind = draw(st.sampled_from([k for k in SPECIAL if k not in runs]))
         args = ["--all", flag, "{" + kind + "}"]
@@ -79,31 +74,6 @@ def command_lines(draw: st.DrawFn) -> tuple[str, list[str]]:
     return mode, args
 
 
-@contextmanager
-def deadline(seconds: float) -> Iterator[None]:
-    def expired(signum: int, frame: Any) -> None:
-        raise TimeoutError(f"still running after {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-def _snapshot(paths: list[str]) -> dict[str, tuple[int, int] | None]:
-    found: dict[str, tuple[int, int] | None] = {}
-    for p in paths:
-        try:
-            st_ = os.lstat(p)
-            found[p] = (st_.st_mode, st_.st_ino)
-        except FileNotFoundError:
-            found[p] = None
-    return found
-
-
 @settings(
     max_examples=120, deadline=None, derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],
@@ -113,16 +83,12 @@ def test_any_command_line_keeps_the_contract(drawn: tuple[str, list[str]]) -> No
     mode, template = drawn
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
-        (base / "dir").mkdir()
-        (base / "file").write_text("a regular file\n")
-        os.mkfifo(base / "fifo")
-        (base / "link-to-file").symlink_to(base / "file")
-        (base / "dangling-link").symlink_to(base / "nowhere")
+        paths = {kind: str(special_path(base, kind)) for kind in SPECIAL}
         args = [a[1:-1] if a.startswith("{") else a for a in template]
-        args = [_path(a, base) if a in SPECIAL else a for a in args]
+        args = [paths.get(a, a) for a in args]
         # a regular file may be replaced (atomically) when it is the output asked for
-        watched = [_path(k, base) for k in SPECIAL if k not in ("new", "missing/parent/x", "file")]
-        before = _snapshot(watched)
+        watched = [paths[k] for k in SPECIAL if k not in ("new", "missing-parent", "file")]
+        before = {p: snapshot(Path(p)) for p in watched}
         cwd = os.getcwd()
         os.chdir(base)
         try:
@@ -130,7 +96,7 @@ def test_any_command_line_keeps_the_contract(drawn: tuple[str, list[str]]) -> No
                 result = CliRunner().invoke(main, args)
         finally:
             os.chdir(cwd)
-        after = _snapshot(watched)
+        after = {p: snapshot(Path(p)) for p in watched}
         assert after == before, (args, "a special path was replaced")
         code = result.exit_code
         assert code in (0, 1, 2, 3), (args, code, result.output)
@@ -142,10 +108,6 @@ def test_any_command_line_keeps_the_contract(drawn: tuple[str, list[str]]) -> No
             assert len(lines) == 1 and lines[0].startswith("error: "), (args, result.stderr)
         for dev in ("/dev/full", "/dev/zero", "/dev/null"):
             assert stat.S_ISCHR(os.lstat(dev).st_mode)
-        assert {p.name for p in base.iterdir()} >= {
-            "dir", "file", "fifo", "link-to-file", "dangling-link",
-        }  # fmt: skip
+        assert {p.name for p in base.iterdir()} >= MADE
         for written in base.iterdir():  # only the outputs asked for, in the working directory
-            assert written.name in {
-                "dir", "file", "fifo", "link-to-file", "dangling-link", "new", "counterexamples",
-            }, (args, written)  # fmt: skip
+            assert written.name in MADE | {"new", "counterexamples"}, (args, written)

@@ -3,44 +3,16 @@ far, never a traceback, never exit 1, and no worker process left behind."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
-import psutil
 import pytest
+
+from tests.helpers import run_interrupted
 
 ROOT = Path(__file__).resolve().parents[1]
 VERIFY = [sys.executable, "-c", "from leadercheck.checker.app.main import main; main()"]
-TIMEOUT = 120
-
-
-def _run(
-    args: list[str], cwd: Path, after: float | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Run `args`; with `after`, send SIGINT that many seconds in."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(
-        args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    children: list[psutil.Process] = []
-    try:
-        if after is not None:
-            time.sleep(after)
-            children = psutil.Process(proc.pid).children(recursive=True)
-            proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=TIMEOUT)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    _, alive = psutil.wait_procs(children, timeout=10)
-    assert not alive, f"worker processes left running: {alive}"
-    return subprocess.CompletedProcess(args, proc.returncode, out, err)
 
 
 def _interrupted_in(phase: str) -> str:
@@ -79,7 +51,9 @@ def _script(phase: str, *args: str) -> list[str]:
 
 
 def test_ctrl_c_in_the_search_phase(tmp_path: Path) -> None:
-    done = _run(_script("search", "--protocol", "raft", "--out", str(tmp_path)), tmp_path)
+    done = run_interrupted(
+        _script("search", "--protocol", "raft", "--out", str(tmp_path)), tmp_path
+    )
     assert done.returncode == 3, done.stderr
     assert "Traceback" not in done.stderr
     assert "(interrupted)" in done.stdout and "verdict: INCOMPLETE" in done.stdout
@@ -90,7 +64,7 @@ def test_ctrl_c_in_the_fair_cycle_phase(tmp_path: Path) -> None:
     # judge() runs once per liveness property: bully-flapping has one, so hook its 1st call
     script = _interrupted_in("fair cycles").replace("== 50", "== 1")
     args = [sys.executable, "-c", script, "--protocol", "bully-flapping", "--out", str(tmp_path)]
-    done = _run(args, tmp_path)
+    done = run_interrupted(args, tmp_path)
     assert done.returncode == 3, done.stderr
     assert "Traceback" not in done.stderr
     assert "leadership-settles  INCOMPLETE  interrupted" in done.stdout
@@ -101,7 +75,7 @@ def test_ctrl_c_in_the_fair_cycle_phase(tmp_path: Path) -> None:
 @pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_ctrl_c_stops_a_partitioned_search_and_its_workers(tmp_path: Path) -> None:
     args = [*VERIFY, "--protocol", "raft", "--nodes", "4", "--workers", "2", "--out", str(tmp_path)]
-    done = _run(args, tmp_path, after=4.0)
+    done = run_interrupted(args, tmp_path, after=4.0)
     assert done.returncode == 3, done.stderr
     assert "Traceback" not in done.stderr
     assert "verdict: INCOMPLETE" in done.stdout
@@ -109,7 +83,7 @@ def test_ctrl_c_stops_a_partitioned_search_and_its_workers(tmp_path: Path) -> No
 
 @pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_ctrl_c_stops_the_gate(tmp_path: Path) -> None:
-    done = _run([*VERIFY, "--all", "--out", str(tmp_path / "out")], tmp_path, after=4.0)
+    done = run_interrupted([*VERIFY, "--all", "--out", str(tmp_path / "out")], tmp_path, after=4.0)
     assert done.returncode == 3, done.stderr
     assert "Traceback" not in done.stderr
     assert "interrupted during " in done.stderr and "nothing written" in done.stderr
@@ -125,7 +99,7 @@ def test_ctrl_c_stops_the_gate(tmp_path: Path) -> None:
     ],
 )
 def test_ctrl_c_in_a_sampled_search(phase: str, args: list[str], tmp_path: Path) -> None:
-    done = _run(_script(phase, *args, "--out", str(tmp_path)), tmp_path)
+    done = run_interrupted(_script(phase, *args, "--out", str(tmp_path)), tmp_path)
     assert done.returncode == 3, done.stderr
     assert "Traceback" not in done.stderr
     assert "(interrupted)" in done.stdout and "verdict: INCOMPLETE" in done.stdout
@@ -135,7 +109,7 @@ def test_ctrl_c_in_a_sampled_search(phase: str, args: list[str], tmp_path: Path)
 def test_ctrl_c_while_shortening_keeps_the_violation_as_found(tmp_path: Path) -> None:
     script = _interrupted_in("shorten").replace("== 50", "== 3")
     args = ["--protocol", "raft-volatile-vote", "--nodes", "5", "--strategy", "simulate"]
-    done = _run([sys.executable, "-c", script, *args, "--out", str(tmp_path)], tmp_path)
+    done = run_interrupted([sys.executable, "-c", script, *args, "--out", str(tmp_path)], tmp_path)
     assert done.returncode == 3, done.stderr
     assert "Traceback" not in done.stderr
     assert "single-leader   VIOLATED    counterexample of " in done.stdout
@@ -145,7 +119,7 @@ def test_ctrl_c_while_shortening_keeps_the_violation_as_found(tmp_path: Path) ->
 
 def test_ctrl_c_stops_a_swarm_and_its_workers(tmp_path: Path) -> None:
     args = [*VERIFY, "--protocol", "lease-fencing", "--swarm", "2", "--time", "60"]
-    done = _run([*args, "--out", str(tmp_path)], tmp_path, after=3.0)
+    done = run_interrupted([*args, "--out", str(tmp_path)], tmp_path, after=3.0)
     assert done.returncode == 3, done.stderr
     assert "Traceback" not in done.stderr
     assert "a swarm of 2 diversified workers" in done.stdout

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from tests.helpers import run_interrupted
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "tests" / "user_models"
@@ -185,48 +185,26 @@ def test_any_hostile_act_anywhere_keeps_the_exit_code_contract(
 def test_ctrl_c_twice_still_ends_in_3(tmp_path: Path) -> None:
     """A second Ctrl-C 0.2 s after the first is absorbed during the wind-down: the process
     ends with exit 3 and its statistics, never by the signal (exit 130 or -2)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(
+    done = run_interrupted(
         [*VERIFY, "--protocol", "raft", "--nodes", "5", "--out", str(tmp_path / "o")],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        tmp_path, after=4, again=0.2,
     )  # fmt: skip
-    try:
-        time.sleep(4)
-        proc.send_signal(signal.SIGINT)
-        time.sleep(0.2)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=TIMEOUT)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 3, (proc.returncode, out, err)
-    assert "Traceback" not in err, err
-    assert "INCOMPLETE" in out
+    assert done.returncode == 3, (done.returncode, done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "INCOMPLETE" in done.stdout
 
 
 @pytest.mark.parametrize("where", ["import", "successors", "claim"])
 def test_a_model_that_loops_is_stopped_by_ctrl_c_with_exit_3(where: str, tmp_path: Path) -> None:
     """A loop is no error `verify` can see; the user's Ctrl-C ends it in 3, one line."""
     model = _model(tmp_path, where, "while True: pass")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(
+    done = run_interrupted(
         [*VERIFY, "--model", str(model), "--protocol", "tiny-lock", "--json", "--out", "o"],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        tmp_path, after=3,
     )  # fmt: skip
-    try:
-        time.sleep(3)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=TIMEOUT)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 3, (proc.returncode, out, err)
-    assert "Traceback" not in err, err
-    assert out.strip() == "" or json.loads(out)["verdict"] == "INCOMPLETE"
+    assert done.returncode == 3, (done.returncode, done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stdout.strip() == "" or json.loads(done.stdout)["verdict"] == "INCOMPLETE"
 
 
 @pytest.mark.parametrize("golden", [False, True])

@@ -6,10 +6,7 @@ written beside it."""
 from __future__ import annotations
 
 import os
-import signal
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from leadercheck.checker.app.main import main
+from tests.helpers import deadline, special_path
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACE = ROOT / "counterexamples" / "lease-no-fencing.json"
@@ -42,43 +40,16 @@ FILE_IN = [
     ["conform", P, "--against", "etcd"],
 ]
 DEVICES = ["/dev/full", "/dev/zero", "/dev/null"]
+FILE_KINDS = ["fifo", "symlink", "directory", "missing-parent"]
 CASES = (
-    [(line, kind) for line in FILE_OUT for kind in [*DEVICES, "fifo", "link", "dir", "no-dir/x"]]
-    + [(line, kind) for line in DIR_OUT for kind in [*DEVICES, "fifo", "link", "file", "proc"]]
-    + [(line, kind) for line in FILE_IN for kind in [*DEVICES, "fifo", "dir", "missing", "proc"]]
+    [(line, kind) for line in FILE_OUT for kind in [*DEVICES, *FILE_KINDS]]
+    + [(line, kind) for line in DIR_OUT for kind in [*DEVICES, "fifo", "symlink", "file", "proc"]]
+    + [
+        (line, kind)
+        for line in FILE_IN
+        for kind in [*DEVICES, "fifo", "directory", "missing", "proc"]
+    ]
 )
-
-
-@contextmanager
-def deadline(seconds: float) -> Iterator[None]:
-    def expired(signum: int, frame: Any) -> None:
-        raise TimeoutError(f"still running after {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-def _make(here: Path, kind: str) -> Path:
-    if kind.startswith("/"):
-        return Path(kind)
-    if kind == "proc":
-        return Path("/proc/self/status")
-    path = here / kind
-    if kind == "fifo":
-        os.mkfifo(path)
-    elif kind == "link":
-        (here / "target").write_text("a regular file behind a link\n")
-        path.symlink_to(here / "target")
-    elif kind == "dir":
-        path.mkdir()
-    elif kind == "file":
-        path.write_text("a regular file\n")
-    return path
 
 
 def _state(here: Path, path: Path) -> tuple[Any, ...]:
@@ -101,7 +72,7 @@ def test_a_special_path_is_refused_in_one_line_before_any_work(line: list[str], 
     before_cwd = os.getcwd()
     with tempfile.TemporaryDirectory() as tmp:
         here = Path(tmp)
-        path = _make(here, kind)
+        path = special_path(here, kind)
         argv = [str(path) if a == P else a for a in line]
         if "--out" not in argv and argv[0] not in ("replay", "explain", "conform"):
             argv += ["--out", str(here / "out")]  # else the default would be ./counterexamples

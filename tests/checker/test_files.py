@@ -8,14 +8,11 @@ import ast
 import os
 import pickle
 import shutil
-import signal
 import stat
 import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -28,58 +25,13 @@ from leadercheck.checker.render.golden import update_golden
 from leadercheck.checker.render.readme import check_block, replace_block
 from leadercheck.checker.render.trace_file import load_trace
 from leadercheck.specs.expectations import load_expectations
+from tests.helpers import PROC, deadline, snapshot, special_path
 
 ROOT = Path(__file__).resolve().parents[2]
-PROC = Path("/proc/self/status")
 LIMIT = 1024
 
 
-@contextmanager
-def deadline(seconds: float = 5.0) -> Iterator[None]:
-    """Fail instead of hanging (a FIFO opened for reading blocks until a writer comes)."""
-
-    def expired(signum: int, frame: Any) -> None:
-        raise TimeoutError(f"still blocked after {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-def special(tmp: Path, kind: str) -> Path:
-    """A path of the given kind, made in `tmp` where it must be made."""
-    if kind.startswith("/"):
-        return Path(kind)
-    path = tmp / kind
-    if kind == "fifo":
-        os.mkfifo(path)
-    elif kind == "directory":
-        path.mkdir()
-    elif kind == "symlink":  # to a regular file beside it
-        (tmp / "target").write_text("the link's target")
-        path.symlink_to(tmp / "target")
-    elif kind == "link-to-zero":
-        path.symlink_to("/dev/zero")
-    elif kind == "dangling":
-        path.symlink_to(tmp / "nowhere")
-    elif kind == "oversize":
-        path.write_bytes(b"x" * (LIMIT + 1))
-    elif kind == "missing-parent":
-        path = tmp / "none" / "x"
-    return path
-
-
-def snapshot(path: Path) -> tuple[int, int] | None:
-    """What must not change: the entry's type and inode (None if absent)."""
-    try:
-        st = os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    return (st.st_mode, st.st_ino)
+special = partial(special_path, oversize=LIMIT)
 
 
 def listing(directory: Path) -> list[str]:
@@ -88,7 +40,7 @@ def listing(directory: Path) -> list[str]:
 
 def refused(call: Callable[[], object], text: str) -> str:
     """`call` raises a one-line LeadercheckError containing `text`, within the deadline."""
-    with deadline(), pytest.raises(LeadercheckError) as caught:
+    with deadline(5.0), pytest.raises(LeadercheckError) as caught:
         call()
     message = str(caught.value)
     assert "\n" not in message and text in message, message
@@ -333,7 +285,7 @@ def test_the_programs_writers_refuse_special_paths(tmp_path: Path) -> None:
     os.mkfifo(cp_dir / FILE)
     before = snapshot(cp_dir / FILE)
     cp = Checkpoints(cp_dir, {"protocol": "x"})
-    with deadline():
+    with deadline(5.0):
         cp.save({"states": 1})  # a failed write is a note, not an error
     assert cp.written == 0 and cp.failure is not None and "is a FIFO" in cp.failure
     assert snapshot(cp_dir / FILE) == before and listing(cp_dir) == [FILE]
@@ -448,7 +400,7 @@ def test_any_special_path_ends_in_one_line_or_a_whole_file(kind: str, name: str)
         path = special(Path(tmp), kind)
         before, around = snapshot(path), listing(path.parent)
         call = READERS.get(name) or WRITERS[name]
-        with deadline():
+        with deadline(5.0):
             try:
                 call(path)
             except LeadercheckError as exc:
