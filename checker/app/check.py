@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,7 @@ from leadercheck.checker.measure import measure
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Property
 from leadercheck.checker.protocols import Catalogue
-from leadercheck.checker.render.files import write_counterexamples, write_model_error
+from leadercheck.checker.render.files import Written, write_counterexamples, write_model_error
 from leadercheck.checker.render.progress import ProgressLine
 from leadercheck.checker.render.report import MeasureTable, Run, json_report, report_lines
 from leadercheck.checker.result import CheckResult, EndReason, Verdict
@@ -222,7 +222,7 @@ def run(call: Call) -> int:
     return code
 
 
-def next_steps(written: Any, model: str | None) -> list[str]:
+def next_steps(written: Mapping[str, Written], model: str | None) -> list[str]:
     """Where to look next, after a run that wrote a counterexample."""
     traces = sorted(str(p) for w in written.values() for p in w.paths if p.suffix == ".json")
     if not traces:

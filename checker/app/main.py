@@ -121,13 +121,11 @@ class _Interrupted(Exception):
 
 def _bad_parameter(exc: click.BadParameter) -> str:
     """`--nodes ３: give a whole number in digits 0-9`: the option as the user spelled it."""
-    if exc.param is None or not exc.param.opts:
+    param = exc.param
+    if param is None or not param.opts:
         return exc.format_message()
-    return (
-        f"{label_of(exc.param)} {exc.message}"
-        if isinstance(exc.param, click.Option)
-        else (f"{exc.param.human_readable_name} {exc.message}")
-    )
+    name = label_of(param) if isinstance(param, click.Option) else param.human_readable_name
+    return f"{name} {exc.message}"
 
 
 def _failed(exc: BaseException, debug: bool, line: str, code: int = USAGE_ERROR) -> int:

@@ -63,9 +63,9 @@ def choose(call: Call, modes: Sequence[Mode], default: Mode) -> Mode:
     mode = selected[0] if selected else default
     order = sorted(call.given, key=list(call.values).index)
     for name in order:
-        homes = [m.label for m in (*modes, default) if name in m.accepts]
         if name in mode.accepts:
             continue
+        homes = [m.label for m in (*modes, default) if name in m.accepts]
         spelled = call.labels[name]
         if not selected and "protocol_name" not in call.given:
             raise LeadercheckError(f"{spelled} needs {' or '.join(homes)}")

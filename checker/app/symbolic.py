@@ -50,7 +50,7 @@ OPTIONS = (
 
 def run(call: Call) -> int:
     """--prove, --synthesize or --bmc K; only --bmc takes -p."""
-    chosen = [f for f in ("--prove", "--synthesize", "--bmc") if f.strip("-") in _given(call)]
+    chosen = [call.labels[flag] for flag in MODE.flags if flag in call.given]
     if len(chosen) > 1:
         raise LeadercheckError(f"{chosen[0]} and {chosen[1]} exclude each other")
     if call["without"] and not call["prove"]:
@@ -73,11 +73,6 @@ def run(call: Call) -> int:
         return z3.prove_command(protocol, call["without"], timeout, out)
     z3.refuse_params("--synthesize", given)
     return z3.synthesize_command(protocol, timeout)
-
-
-def _given(call: Call) -> set[str]:
-    names = {"prove": "prove", "synthesize": "synthesize", "bmc_bound": "bmc"}
-    return {short for name, short in names.items() if name in call.given}
 
 
 MODE = Mode(
