@@ -163,10 +163,10 @@ class LeaseTimingModel(LeaseModel):
 
 
 PARAMS = (
-    Param("lease", 3, 1, 6, "ticks of its own clock the leader counts its lease"),
-    Param("ttl", 5, 1, 12, "ticks the store keeps the lease"),
-    Param("drift", 1, 0, 4, "most ticks the leader's clock lags real time over the lease"),
-    Param("pause", 1, 0, 4, "longest pause, in ticks, between the leader's check and its write"),
+    Param("lease", 3, 1, 200, "ticks of its own clock the leader counts its lease"),
+    Param("ttl", 5, 1, 200, "ticks the store keeps the lease"),
+    Param("drift", 1, 0, 200, "most ticks the leader's clock lags real time over the lease"),
+    Param("pause", 1, 0, 200, "longest pause, in ticks, between the leader's check and its write"),
 )
 
 

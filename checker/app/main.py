@@ -22,6 +22,7 @@ from click.core import ParameterSource
 
 from leadercheck.checker.app import check, common, gate, lint, listing, search_options, symbolic
 from leadercheck.checker.app.bench import bench_command, message_cost_command
+from leadercheck.checker.app.config import config_command
 from leadercheck.checker.app.conform import conform_command
 from leadercheck.checker.app.modes import Call, Mode, choose, label_of
 from leadercheck.checker.app.output import report_channel
@@ -167,8 +168,8 @@ def _labels(ctx: click.Context) -> dict[str, str]:
     return {p.name: label_of(p) for p in ctx.command.params if p.name}
 
 
-for _command in (replay_command, explain_command, conform_command, message_cost_command,
-                 bench_command):  # fmt: skip
+for _command in (replay_command, explain_command, conform_command, config_command,
+                 message_cost_command, bench_command):  # fmt: skip
     main.add_command(_command)
 
 

@@ -27,6 +27,9 @@ from leadercheck.checker.errors import LeadercheckError
 
 CONFIG_LIMIT = 1 << 20  # a configuration file is kilobytes; more is not one
 SYSTEMS = ("patroni", "k8s", "etcd", "zookeeper", "redlock")
+CLAIMS = ("rules", "stale-leader", "false-failover", "lost-ack-write")  # what `judge` decides
+VERDICTS = ("SAFE", "UNSAFE")
+SECTION = ("environment", "client", "expect")
 MS = 0.001
 
 
@@ -39,6 +42,7 @@ class Configuration:
     knobs: Mapping[str, float]  # the system's own names; seconds, counts or 0/1 flags
     defaulted: tuple[str, ...]  # the knobs the file left out
     environment: Environment
+    expected: Mapping[str, str]  # claim -> the verdict `verify config --all` expects
 
 
 def load_configuration(path: Path, system: str | None = None) -> Configuration:
@@ -53,13 +57,37 @@ def load_configuration(path: Path, system: str | None = None) -> Configuration:
 def read_configuration(text: str, source: str, system: str | None = None) -> Configuration:
     """`text` (a file's content, named `source` in messages) as a Configuration."""
     doc, section = _parse(text, source)
+    for key in section:
+        if key not in SECTION:
+            raise LeadercheckError(
+                f"{source}: unknown key leadercheck.{key} (known: {', '.join(SECTION)})"
+            )
     found = system or _infer(doc, source)
     reader = READERS[found]
     client = _mapping(section.get("client", {}) or {}, source, "leadercheck.client")
     knobs, defaulted = reader(doc, client, source)
     environment = environment_from(_mapping(section.get("environment", {}), source,
                                             "leadercheck.environment"), source)  # fmt: skip
-    return Configuration(found, source, knobs, defaulted, environment)
+    expected = _expected(_mapping(section.get("expect", {}) or {}, source, "leadercheck.expect"),
+                         source)  # fmt: skip
+    return Configuration(found, source, knobs, defaulted, environment, expected)
+
+
+def _expected(section: Mapping[str, Any], source: str) -> dict[str, str]:
+    """The verdicts a gate expects, by claim (SAFE unless the file says otherwise)."""
+    expected = {}
+    for claim, verdict in section.items():
+        if claim not in CLAIMS:
+            raise LeadercheckError(
+                f"{source}: leadercheck.expect names no claim {claim!r} "
+                f"(claims: {', '.join(CLAIMS)})"
+            )
+        if str(verdict).upper() not in VERDICTS:
+            raise LeadercheckError(
+                f"{source}: leadercheck.expect.{claim} must be SAFE or UNSAFE, got {verdict!r}"
+            )
+        expected[claim] = str(verdict).upper()
+    return expected
 
 
 # -- formats ---------------------------------------------------------------------------
@@ -224,7 +252,7 @@ def _zookeeper(doc: Mapping[str, Any], client: Mapping[str, Any], source: str) -
         "max_session_timeout": ("maxSessionTimeout", 20 * tick, _ms),
     })  # fmt: skip
     asked, asked_defaulted = _take(client, source, {
-        "session_timeout": ("session_timeout", 30.0, seconds),  # Curator's default
+        "session_timeout": ("session_timeout", 60.0, seconds),  # Curator's default
     })  # fmt: skip
     return {**knobs, **more, **asked}, defaulted + more_defaulted + asked_defaulted
 

@@ -9,6 +9,11 @@ from leadercheck.checker.result import Coverage, PropertyResult
 from leadercheck.checker.trace import Trace
 
 
+def seconds_text(value: float) -> str:
+    """A duration as a reader writes it: 12 s, 2.5 s, 0.125 s (never 2.4999999 s)."""
+    return f"{round(value, 6):g}"
+
+
 @dataclass(frozen=True)
 class TraceContext:
     protocol: str
@@ -17,6 +22,13 @@ class TraceContext:
     title: str = ""  # replaces the headline (a counterexample to induction is no search trace)
     model: str | None = None  # the user's module (--model) that defines the protocol
     coverage: Coverage | None = None  # the sampled search that found the trace, if one did
+    tick_seconds: float | None = None  # a tick's length in real seconds (a judged configuration)
+
+    def time_text(self, ticks: int) -> str:
+        """The time column's words: `t=3`, or `4.5 s` when a tick has a length."""
+        if self.tick_seconds is None:
+            return f"t={ticks}"
+        return f"{seconds_text(ticks * self.tick_seconds)} s"
 
     @property
     def trace(self) -> Trace:

@@ -30,6 +30,7 @@ column), never memory addresses.
 from __future__ import annotations
 
 import html
+import re
 import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from dataclasses import dataclass, field
 import graphviz
 
 from leadercheck.checker.model import RECOVERY
-from leadercheck.checker.render.context import TraceContext
+from leadercheck.checker.render.context import TraceContext, seconds_text
 from leadercheck.checker.render.lanes import (
     DELIVERED,
     IN_FLIGHT,
@@ -73,6 +74,8 @@ PALETTE = (
     ("#f1948a", "#78281f"),
     ("#76d7c4", "#0e6655"),
 )
+
+_TIME_WORD = re.compile(r"\bat t=(\d+)")
 
 # Layers, bottom to top (every edge is drawn below them all: outputorder=edgesfirst).
 MARKS, BANDS, CELLS, BAR, SEGMENT, BOXES, TAGS, LABELS, DOTS, ANCHORS = range(10)
@@ -443,7 +446,10 @@ class _Chart:
         )
         if blocked or any(m.fate == LOST for m in ln.messages):
             out.append(("lost", "lost, or cannot arrive: ends in a cross where it stops"))
-        if any(ln.ticks):
+        if any(ln.ticks) and self.ctx.tick_seconds is not None:
+            tick = seconds_text(self.ctx.tick_seconds)
+            out.append(("word", f"time: real seconds so far (a tick is {tick} s)"))
+        elif any(ln.ticks):
             out.append(("word", "t=N: clock ticks so far"))
         if self.trace.loop_from is not None:
             out.append(("loop", "bracket: the steps that repeat forever"))
@@ -472,6 +478,10 @@ class _Chart:
             y = 8 + LEGEND_ROW * row + LEGEND_ROW / 2
             self._swatch(f"legend_{k}", kind, left, y, words)
             cv.text(TAGS, f"legend_{k}_text", left + 34, y, [words], css, words, size=SMALL)
+
+    def _in_time(self, words: str) -> str:
+        """`at t=12` as the time column says it (`at 12 s` when a tick has a length)."""
+        return _TIME_WORD.sub(lambda m: f"at {self.ctx.time_text(int(m.group(1)))}", words)
 
     def _swatch(self, name: str, kind: str, left: float, y: float, tip: str) -> None:
         cv, css = self.canvas, "legend"
@@ -572,12 +582,14 @@ class _Chart:
             if i == 0 or self.lanes.ticks[i]:
                 t = self.lanes.times[i]
                 tip = f"step {i}: {t} tick{'s' * (t != 1)} so far"
+                if self.ctx.tick_seconds is not None:
+                    tip = f"step {i}: {self.ctx.time_text(t)} so far ({t} ticks)"
                 cv.text(
                     TAGS,
                     f"r{i}_time",
                     TIME_X,
                     g.c(i),
-                    [f"t={t}"],
+                    [self.ctx.time_text(t)],
                     _classes(i, kind="time"),
                     tip,
                     size=SIZE,
@@ -947,8 +959,9 @@ class _Chart:
             lead = self.leading(pause.who, pause.start)
             fill, ink = self.colour[(lead.who, lead.start)] if lead else ("#aab7b8", "#566573")
             span = f"resumed at step {pause.stop}" if ended else "never resumed"
+            meanwhile = self._in_time(pause.meanwhile)
             tip = f"{pause.who} paused at step {pause.start}, {span}; it still believes: " + (
-                pause.belief + (f"; {pause.meanwhile}" if pause.meanwhile else "")
+                pause.belief + (f"; {meanwhile}" if meanwhile else "")
             )
             x = self.x[pause.who]
             cv.box(
@@ -966,7 +979,7 @@ class _Chart:
                 penwidth="1.2",
             )
             believes = "believes " + pause.belief if pause.believes_leader else pause.belief
-            told = ["paused, still", believes] + ([pause.meanwhile] if pause.meanwhile else [])
+            told = ["paused, still", believes] + ([meanwhile] if meanwhile else [])
             cv.text(
                 TAGS,
                 f"pause{k}_tag",

@@ -42,6 +42,8 @@ def trace_to_json(ctx: TraceContext) -> str:
             "workers": ctx.coverage.workers,
             "found_length": ctx.outcome.found_length,
         }
+    if ctx.tick_seconds is not None:  # the time column in seconds; replay needs only ticks
+        doc["tick_seconds"] = ctx.tick_seconds
     if ctx.trace.loop_from is not None:
         doc["loop_from"] = ctx.trace.loop_from  # a lasso: steps after it repeat forever
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"

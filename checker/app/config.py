@@ -1,0 +1,285 @@
+"""`verify config`: a real configuration judged, or a directory of them gated.
+
+Every file is read and checked (format, knobs, environment, expectations) and every
+output path is checked before any model runs, so bad input is one line, exit 2, with
+nothing written. Exit codes: 0 every claim SAFE (with --all: every verdict as expected),
+1 a claim UNSAFE or a system rule broken (with --all: a verdict other than expected),
+3 a claim UNDECIDED or the run interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import click
+
+from leadercheck.checker import files
+from leadercheck.checker.app.args import Once, output_dir, output_file
+from leadercheck.checker.app.output import reporting, say, warn
+from leadercheck.checker.config.durations import fraction, seconds
+from leadercheck.checker.config.environment import NAMES as ENVIRONMENT
+from leadercheck.checker.config.judge import (
+    SAFE,
+    STALE,
+    UNDECIDED,
+    UNSAFE,
+    Finding,
+    Judgement,
+    judge,
+)
+from leadercheck.checker.config.knobs import SYSTEMS, Configuration, load_configuration
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.render.context import TraceContext, seconds_text
+from leadercheck.checker.render.files import write_trace_files
+
+SUFFIXES = (".yml", ".yaml", ".cfg", ".conf", ".properties", ".flags", ".txt")
+MOST_FILES = 1000  # a directory of configurations, not a file system
+EXIT = {SAFE: 0, UNSAFE: 1, UNDECIDED: 3}
+
+
+def _environment_options() -> list[click.Option]:
+    helps = {
+        "pause": "Longest process pause (GC, VM stall), e.g. 10s [default 10 s].",
+        "clock_drift": "Clock drift rate between nodes, e.g. 0.01 or 1% [default 1%].",
+        "network_delay": "Longest one-way network delay, e.g. 500ms [default 0.5 s].",
+        "dcs_latency": "Longest request to the store (DCS) [default 0.5 s].",
+        "partition": "Longest network partition [default 60 s].",
+    }
+    return [
+        Once([f"--{name.replace('_', '-')}", name], metavar="VALUE", help=helps[name])
+        for name in ENVIRONMENT
+    ]
+
+
+@click.command(
+    "config",
+    params=[
+        click.Argument(["target"], metavar="FILE|DIR", type=click.Path(path_type=Path)),
+        Once(["--system"], type=click.Choice(SYSTEMS), help="The system the file configures "
+             "(inferred from the file when not given)."),
+        click.Option(["--all", "gate"], is_flag=True, help="Gate every configuration in the "
+                     "directory DIR against the verdicts each expects (leadercheck.expect)."),
+        Once(["--out"], type=click.Path(path_type=Path), default=Path("counterexamples"),
+             show_default=True, help="Directory for the counterexample charts."),
+        Once(["--junit"], type=click.Path(path_type=Path), metavar="FILE",
+             help="With --all: write a JUnit XML report."),
+        click.Option(["--json", "as_json"], is_flag=True,
+                     help="Print one JSON object on stdout and nothing else."),
+        *_environment_options(),
+    ],
+)  # fmt: skip
+@reporting
+def config_command(
+    target: Path,
+    system: str | None,
+    gate: bool,
+    out: Path,
+    junit: Path | None,
+    as_json: bool,
+    **environment: str | None,
+) -> int:
+    """Judge a Patroni, Kubernetes, etcd, ZooKeeper or Redlock configuration: SAFE with its
+    margin, or UNSAFE with the shortest counterexample drawn in seconds."""
+    if junit is not None and not gate:
+        raise LeadercheckError("--junit goes with --all (a gate's report)")
+    paths = _directory(target) if gate else [target]
+    if not gate and target.is_dir():
+        raise LeadercheckError(f"{target} is a directory: give a file, or --all {target}")
+    configs = [_with_options(load_configuration(p, system), environment) for p in paths]
+    output_dir(out, "--out")
+    if junit is not None:
+        output_file(junit, "--junit")
+    judgements = []
+    for config in configs:
+        judgement = judge(config, progress=None if as_json else warn)
+        judgements.append((judgement, _write_charts(judgement, out)))
+        if judgement.interrupted:
+            break
+    interrupted = any(j.interrupted for j, _ in judgements)
+    if gate:
+        return _gate(judgements, junit, as_json, interrupted, len(configs))
+    judgement, charts = judgements[0]
+    if as_json:
+        say(json.dumps(_json(judgement, charts), indent=2, sort_keys=True))
+    else:
+        say("\n".join(report_lines(judgement, charts)))
+    return 3 if interrupted else EXIT[judgement.verdict]
+
+
+def _directory(target: Path) -> list[Path]:
+    if not target.is_dir():
+        raise LeadercheckError(f"--all needs a directory of configurations, not {target}")
+    found = sorted(
+        p for p in target.iterdir()
+        if p.suffix in SUFFIXES and not p.name.startswith(".") and not p.is_symlink()
+    )  # fmt: skip
+    if not found:
+        raise LeadercheckError(
+            f"{target} holds no configuration files (named *{', *'.join(SUFFIXES)})"
+        )
+    if len(found) > MOST_FILES:
+        raise LeadercheckError(
+            f"{target} holds {len(found)} configurations, more than {MOST_FILES}"
+        )
+    return found
+
+
+def _with_options(config: Configuration, given: Mapping[str, str | None]) -> Configuration:
+    """The environment the command line states instead of the file's (or the default)."""
+    values: dict[str, float] = {}
+    for name, raw in given.items():
+        if raw is None:
+            continue
+        option = f"--{name.replace('_', '-')}"
+        values[name] = fraction(raw, option) if name == "clock_drift" else seconds(raw, option)
+    return replace(config, environment=replace(config.environment, **values))
+
+
+def _write_charts(judgement: Judgement, out: Path) -> dict[str, list[str]]:
+    """Each UNSAFE claim's counterexample as JSON, DOT and SVG, its time column in seconds."""
+    stem = Path(judgement.config.source).stem
+    written: dict[str, list[str]] = {}
+    for f in judgement.findings:
+        if f.verdict != UNSAFE or f.run is None or f.run.outcome.trace is None:
+            continue
+        run = f.run
+        ctx = TraceContext(
+            run.protocol,
+            run.params,
+            run.outcome,
+            title=f"{judgement.config.source}: {f.claim} UNSAFE ({run.protocol}, a tick is "
+            f"{seconds_text(run.tick)} s)",
+            tick_seconds=run.tick,
+        )
+        done = write_trace_files(out, f"{stem}.{f.claim}", ctx)
+        if done.note:
+            warn(f"note: {done.note}")
+        written[f.claim] = [str(p) for p in done.paths]
+    return written
+
+
+def _region_lines(judgement: Judgement) -> list[str]:
+    """z3's safe region around the configuration (z3 is loaded only here)."""
+    from leadercheck.checker.config.region import stale_leader_region
+
+    region = stale_leader_region(judgement.config.system, judgement.values)
+    return region.lines()
+
+
+def report_lines(judgement: Judgement, charts: Mapping[str, Sequence[str]]) -> list[str]:
+    c = judgement.config
+    knobs = ", ".join(_knob(name, value) for name, value in c.knobs.items())
+    lines = [f"{c.source}: {c.system} ({knobs})"]
+    if c.defaulted:
+        lines.append(f"  defaults taken for: {', '.join(c.defaulted)}")
+    lines.append(f"  environment: {'; '.join(c.environment.lines())}")
+    for f in judgement.findings:
+        lines.append(f"{f.verdict:<9} {f.claim}: {f.lines[0] if f.lines else ''}")
+        lines += [f"          {line}" for line in f.lines[1:]]
+        if f.claim == STALE and f.verdict != UNDECIDED and not f.interrupted:
+            lines += [f"          {line}" for line in _region_lines(judgement)]
+        if f.run is not None and f.claim in charts:
+            svg = [p for p in charts[f.claim] if p.endswith(".svg")] or list(charts[f.claim])
+            lines.append(
+                f"          counterexample: {svg[0]} ({f.run.protocol} at "
+                f"{seconds_text(f.run.tick)} s a tick, {len(f.run.outcome.trace or ())} steps)"
+            )
+    lines += [f"  {line}" for line in judgement.failover]
+    verdict = "INCOMPLETE (interrupted)" if judgement.interrupted else judgement.verdict
+    lines.append(f"verdict: {verdict}")
+    return lines
+
+
+def _knob(name: str, value: float) -> str:
+    if name in ("synchronous_mode",):
+        return f"{name} {'on' if value else 'off'}"
+    if name in ("maximum_lag_on_failover", "retry_count", "masters", "drift_factor"):
+        return f"{name} {value:g}"
+    return f"{name} {seconds_text(value)} s"
+
+
+def _json(judgement: Judgement, charts: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    c = judgement.config
+    return {
+        "file": c.source,
+        "system": c.system,
+        "knobs": dict(c.knobs),
+        "defaulted": list(c.defaulted),
+        "environment": {name: getattr(c.environment, name) for name in ENVIRONMENT},
+        "verdict": "INCOMPLETE" if judgement.interrupted else judgement.verdict,
+        "claims": [_finding_json(f, charts.get(f.claim, ())) for f in judgement.findings],
+        "failover": list(judgement.failover),
+    }
+
+
+def _finding_json(f: Finding, written: Sequence[str]) -> dict[str, Any]:
+    doc: dict[str, Any] = {"claim": f.claim, "verdict": f.verdict, "lines": list(f.lines)}
+    if f.run is not None:
+        doc["model"] = {
+            "protocol": f.run.protocol,
+            "params": dict(f.run.params),
+            "tick_seconds": f.run.tick,
+            "states": f.run.states,
+        }
+    if written:
+        doc["files"] = list(written)
+    return doc
+
+
+def _gate(
+    judgements: list[tuple[Judgement, dict[str, list[str]]]],
+    junit: Path | None,
+    as_json: bool,
+    interrupted: bool,
+    total: int,
+) -> int:
+    """Each file's verdicts against what it expects (SAFE unless `leadercheck.expect`)."""
+    rows = []
+    for judgement, _ in judgements:
+        for f in judgement.findings:
+            expected = judgement.config.expected.get(f.claim, SAFE)
+            ok = f.verdict == expected
+            rows.append((judgement.config.source, f.claim, expected, f.verdict, ok, f))
+    failed = [r for r in rows if not r[4]]
+    if junit is not None:
+        files.write_text(junit, _junit(rows), "--junit")
+    if as_json:
+        doc = {
+            "passed": not failed and not interrupted,
+            "interrupted": interrupted,
+            "configurations": [_json(j, charts) for j, charts in judgements],
+        }
+        say(json.dumps(doc, indent=2, sort_keys=True))
+    else:
+        for source, claim, expected, got, ok, f in rows:
+            mark = "ok  " if ok else "DIFF"
+            said = f" ({f.lines[0]})" if not ok and f.lines else ""
+            say(f"{mark} {source} {claim}: expected {expected}, got {got}{said}")
+        if interrupted:
+            say(f"interrupted after {len(judgements)} of {total} configurations")
+        say(f"{len(rows) - len(failed)} of {len(rows)} verdicts as expected")
+    if interrupted:
+        return 3
+    if any(got == UNDECIDED for _, _, _, got, _, _ in failed):
+        return 3 if all(r[3] == UNDECIDED for r in failed) else 1
+    return 1 if failed else 0
+
+
+def _junit(rows: Sequence[tuple[str, str, str, str, bool, Finding]]) -> str:
+    failures = sum(1 for r in rows if not r[4])
+    suite = ET.Element(
+        "testsuite", name="leadercheck-config", tests=str(len(rows)), failures=str(failures),
+        errors="0",
+    )  # fmt: skip
+    for source, claim, expected, got, ok, f in rows:
+        case = ET.SubElement(suite, "testcase", classname=source, name=claim)
+        if not ok:
+            message = f"expected {expected}, got {got}"
+            ET.SubElement(case, "failure", message=message).text = "\n".join(f.lines)
+    ET.indent(suite)
+    return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"

@@ -1,0 +1,78 @@
+"""The safe region around a configuration: which knob to move, and how far (z3).
+
+The stale-leader question is the lease timing problem the solver synthesizes for
+`lease-timing` (`lease * (1 + drift) + pause <= ttl`). A system's knobs make its
+parameters (`questions.Timing`), so, holding the rest, each knob and the assumed pause
+has an interval that keeps the configuration in the region. Importing this module loads
+z3; the command imports it only when it reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+
+from leadercheck.checker.config.questions import TIMINGS, names_in
+from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.solver.encodings.lease_timing import synthesized
+from leadercheck.checker.solver.knob_bounds import KnobRange, knob_ranges
+
+
+@dataclass(frozen=True)
+class Region:
+    formula: str  # the synthesized region, in the problem's parameters
+    here: str  # the formula at this configuration, with its numbers
+    ranges: tuple[KnobRange, ...]  # per knob (then the pause), the values inside
+
+    def lines(self) -> list[str]:
+        lines = [f"safe region (z3): {self.formula}; here {self.here}"]
+        moves = [_move(r) for r in self.ranges]
+        lines += [m for m in moves if m]
+        return lines
+
+
+def stale_leader_region(system: str, values: Mapping[str, float]) -> Region:
+    """The region and each knob's interval for `system` at `values`."""
+    timing = TIMINGS[system]
+    result = synthesized()
+    if result.region is None or result.text is None:
+        raise LeadercheckError(f"z3 did not confirm the lease timing region ({result.reason})")
+    parameters = {
+        "lease": timing.believes,
+        "ttl": timing.store_ttl,
+        "drift": lambda v: v["clock_drift"],
+        "pause": lambda v: v["pause"],
+    }
+    knobs = [*names_in(timing.believes, values), *names_in(timing.store_ttl, values)]
+    knobs = [k for k in dict.fromkeys(knobs) if k not in ("network_delay",)] + ["pause"]
+    ranges = knob_ranges(result.problem, result.region, parameters, values, knobs)
+    lease = timing.believes(values) * (1 + values["clock_drift"])
+    total = lease + values["pause"]
+    ttl = timing.store_ttl(values)
+    sign = "<=" if total <= ttl else ">"
+    here = f"{_n(lease)} + {_n(values['pause'])} = {_n(total)} {sign} {_n(ttl)}"
+    return Region(result.text, here, tuple(ranges))
+
+
+def _n(value: float | Fraction) -> str:
+    return f"{round(float(value), 3):g}"
+
+
+RATES = ("drift_factor", "clock_drift")  # knobs that are rates, not seconds
+
+
+def _move(r: KnobRange) -> str:
+    """What the interval says about moving the knob: nothing if it is inside already."""
+    name = "the pause" if r.knob == "pause" else r.knob
+    unit = "" if r.knob in RATES else " s"
+    if not r.inside:
+        return f"  {name}: no value keeps it safe with the others as they are"
+    if r.holds_now:
+        return ""
+    if r.low is not None and r.value < r.low:
+        return f"  raise {name} from {_n(r.value)}{unit} to at least {_n(r.low)}{unit}"
+    if r.high is not None and r.value > r.high:
+        what = "keep the pause" if r.knob == "pause" else f"lower {name} from {_n(r.value)}{unit}"
+        return f"  {what} to at most {_n(r.high)}{unit}"
+    return ""
