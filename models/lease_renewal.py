@@ -382,10 +382,10 @@ class LeaseRenewalModel(InterchangeableNodes, ClusterModel):
         return lines
 
 
-TTL = Param("ttl", 4, 1, 24, "store lease time-to-live in ticks")
-RENEW = Param("renew", 1, 1, 24, "ticks between renewals (and between a follower's polls)")
-DELAY = Param("delay", 1, 0, 24, "most ticks a request may take to reach the store")
-GC = Param("gc", 1, 0, 24, "longest process pause in ticks (0: no pauses)")
+TTL = Param("ttl", 4, 1, 48, "store lease time-to-live in ticks")
+RENEW = Param("renew", 1, 1, 48, "ticks between renewals (and between a follower's polls)")
+DELAY = Param("delay", 1, 0, 48, "most ticks a request may take to reach the store")
+GC = Param("gc", 1, 0, 48, "longest process pause in ticks (0: no pauses)")
 TOKENS = Param("tokens", 3, 1, 6, "most lease tokens the store grants (bounds acquisitions)")
 
 

@@ -104,10 +104,11 @@ def config_command(
     if gate:
         return _gate(judgements, junit, as_json, interrupted, len(configs))
     judgement, charts = judgements[0]
+    regions = _regions(judgement)
     if as_json:
-        say(json.dumps(_json(judgement, charts), indent=2, sort_keys=True))
+        say(json.dumps(_json(judgement, charts, regions), indent=2, sort_keys=True))
     else:
-        say("\n".join(report_lines(judgement, charts)))
+        say("\n".join(report_lines(judgement, charts, regions)))
     return 3 if interrupted else EXIT[judgement.verdict]
 
 
@@ -163,15 +164,19 @@ def _write_charts(judgement: Judgement, out: Path) -> dict[str, list[str]]:
     return written
 
 
-def _region_lines(judgement: Judgement) -> list[str]:
-    """z3's safe region around the configuration (z3 is loaded only here)."""
+def _regions(judgement: Judgement) -> dict[str, list[str]]:
+    """z3's safe region around the configuration, by claim (z3 is loaded only here)."""
+    if judgement.interrupted:
+        return {}
     from leadercheck.checker.config.region import stale_leader_region
 
     region = stale_leader_region(judgement.config.system, judgement.values)
-    return region.lines()
+    return {STALE: region.lines()}
 
 
-def report_lines(judgement: Judgement, charts: Mapping[str, Sequence[str]]) -> list[str]:
+def report_lines(
+    judgement: Judgement, charts: Mapping[str, Sequence[str]], regions: Mapping[str, list[str]]
+) -> list[str]:
     c = judgement.config
     knobs = ", ".join(_knob(name, value) for name, value in c.knobs.items())
     lines = [f"{c.source}: {c.system} ({knobs})"]
@@ -181,8 +186,8 @@ def report_lines(judgement: Judgement, charts: Mapping[str, Sequence[str]]) -> l
     for f in judgement.findings:
         lines.append(f"{f.verdict:<9} {f.claim}: {f.lines[0] if f.lines else ''}")
         lines += [f"          {line}" for line in f.lines[1:]]
-        if f.claim == STALE and f.verdict != UNDECIDED and not f.interrupted:
-            lines += [f"          {line}" for line in _region_lines(judgement)]
+        if f.claim == STALE:
+            lines += [f"          {line}" for line in regions.get(STALE, ())]
         if f.run is not None and f.claim in charts:
             svg = [p for p in charts[f.claim] if p.endswith(".svg")] or list(charts[f.claim])
             lines.append(
@@ -196,14 +201,18 @@ def report_lines(judgement: Judgement, charts: Mapping[str, Sequence[str]]) -> l
 
 
 def _knob(name: str, value: float) -> str:
-    if name in ("synchronous_mode",):
+    if name in ("synchronous_mode", "consul"):
         return f"{name} {'on' if value else 'off'}"
-    if name in ("maximum_lag_on_failover", "retry_count", "masters", "drift_factor"):
+    if name in ("maximum_lag_on_failover", "retry_count", "masters"):
+        return f"{name} {value:.0f}"
+    if name == "drift_factor":
         return f"{name} {value:g}"
     return f"{name} {seconds_text(value)} s"
 
 
-def _json(judgement: Judgement, charts: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+def _json(
+    judgement: Judgement, charts: Mapping[str, Sequence[str]], regions: Mapping[str, list[str]]
+) -> dict[str, Any]:
     c = judgement.config
     return {
         "file": c.source,
@@ -212,13 +221,18 @@ def _json(judgement: Judgement, charts: Mapping[str, Sequence[str]]) -> dict[str
         "defaulted": list(c.defaulted),
         "environment": {name: getattr(c.environment, name) for name in ENVIRONMENT},
         "verdict": "INCOMPLETE" if judgement.interrupted else judgement.verdict,
-        "claims": [_finding_json(f, charts.get(f.claim, ())) for f in judgement.findings],
+        "claims": [
+            _finding_json(f, charts.get(f.claim, ()), regions.get(f.claim, ()))
+            for f in judgement.findings
+        ],
         "failover": list(judgement.failover),
     }
 
 
-def _finding_json(f: Finding, written: Sequence[str]) -> dict[str, Any]:
+def _finding_json(f: Finding, written: Sequence[str], region: Sequence[str]) -> dict[str, Any]:
     doc: dict[str, Any] = {"claim": f.claim, "verdict": f.verdict, "lines": list(f.lines)}
+    if region:
+        doc["region"] = [line.strip() for line in region]
     if f.run is not None:
         doc["model"] = {
             "protocol": f.run.protocol,
@@ -242,6 +256,8 @@ def _gate(
     rows = []
     for judgement, _ in judgements:
         for f in judgement.findings:
+            if f.interrupted:
+                continue  # the claim the Ctrl-C cut short was not judged
             expected = judgement.config.expected.get(f.claim, SAFE)
             ok = f.verdict == expected
             rows.append((judgement.config.source, f.claim, expected, f.verdict, ok, f))
@@ -252,7 +268,7 @@ def _gate(
         doc = {
             "passed": not failed and not interrupted,
             "interrupted": interrupted,
-            "configurations": [_json(j, charts) for j, charts in judgements],
+            "configurations": [_json(j, charts, {}) for j, charts in judgements],
         }
         say(json.dumps(doc, indent=2, sort_keys=True))
     else:

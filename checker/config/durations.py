@@ -43,6 +43,15 @@ def seconds(value: object, knob: str, unit: float = 1.0) -> float:
     return number
 
 
+def period(value: object, knob: str, unit: float = 1.0) -> float:
+    """A duration that must be positive: a TTL, an interval, a timeout (0 means none of
+    them, and the systems refuse it or read it as a different setting)."""
+    number = seconds(value, knob, unit)
+    if number <= 0:
+        raise LeadercheckError(f"{knob}: {value!r} must be a positive duration")
+    return number
+
+
 def count(value: object, knob: str, low: int = 0) -> int:
     """A whole number at least `low` (a retry count, a number of masters)."""
     if isinstance(value, bool) or not (

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from leadercheck.checker.config.knobs import CLAIMS, Configuration
 from leadercheck.checker.config.questions import TIMINGS, Timing, values_of
 from leadercheck.checker.config.resolution import Duration, in_ticks, tick_lengths
 from leadercheck.checker.config.rules import broken_rules
+from leadercheck.checker.engine.interrupts import ctrl_c_arrived
 from leadercheck.checker.measure import measure
 from leadercheck.checker.protocols import Catalogue, built_in
 from leadercheck.checker.result import EndReason, PropertyResult, Verdict
@@ -53,6 +55,7 @@ class Judgement:
     findings: tuple[Finding, ...]
     failover: tuple[str, ...] = ()  # the worst failover time, in words
     values: Mapping[str, float] = field(default_factory=dict)
+    stopped: bool = False  # the user's Ctrl-C ended the judging before its end
 
     @property
     def verdict(self) -> str:
@@ -64,7 +67,7 @@ class Judgement:
 
     @property
     def interrupted(self) -> bool:
-        return any(f.interrupted for f in self.findings)
+        return self.stopped or any(f.interrupted for f in self.findings)
 
     def finding(self, claim: str) -> Finding | None:
         return next((f for f in self.findings if f.claim == claim), None)
@@ -80,23 +83,43 @@ def judge(config: Configuration, progress: Progress | None = None) -> Judgement:
     timing = TIMINGS[config.system]
     say = progress or (lambda _: None)
     broken = broken_rules(config)
+    notes = _notes(config, values)
     findings = [
-        Finding(RULES, UNSAFE, tuple(broken))
+        Finding(RULES, UNSAFE, tuple(broken) + notes)
         if broken
-        else Finding(RULES, SAFE, (f"{config.system}'s own rules on these knobs hold",))
+        else Finding(RULES, SAFE, (f"{config.system}'s own rules on these knobs hold", *notes))
     ]
-    questions: list[Callable[[], Finding]] = [lambda: _stale(catalogue, timing, values, say)]
+    questions: list[Callable[[], Finding]] = [lambda: stale_leader(catalogue, timing, values, say)]
     if timing.renew is not None:
-        questions.append(lambda: _false_failover(catalogue, timing, values, say))
+        questions.append(lambda: false_failover(catalogue, timing, values, say))
     if config.system == "patroni":
-        questions.append(lambda: _lost_ack(catalogue, values, say))
+        questions.append(lambda: lost_ack_write(catalogue, values, say))
     for question in questions:
         findings.append(question())
-        if findings[-1].interrupted:
-            return Judgement(config, tuple(findings), (), values)
+        if findings[-1].interrupted or ctrl_c_arrived():
+            return Judgement(config, tuple(findings), (), values, stopped=True)
     say("measuring the worst failover")
     failover = _failover(catalogue, timing, values)
+    if ctrl_c_arrived():
+        return Judgement(config, tuple(findings), failover, values, stopped=True)
+    if config.system == "patroni":
+        failover += (
+            f"if PostgreSQL fails but Patroni runs, Patroni first restarts it for up to "
+            f"primary_start_timeout ({_s(values['primary_start_timeout'])}) before a failover",
+        )
     return Judgement(config, tuple(findings), failover, values)
+
+
+def _notes(config: Configuration, values: Mapping[str, float]) -> tuple[str, ...]:
+    """What the system makes of the knobs before any model sees them."""
+    k = config.knobs
+    if config.system == "zookeeper" and values["session_timeout"] != k["session_timeout"]:
+        return (
+            f"the client asks a {_s(k['session_timeout'])} session; the server grants "
+            f"{_s(values['session_timeout'])} (minSessionTimeout {_s(k['min_session_timeout'])}"
+            f", maxSessionTimeout {_s(k['max_session_timeout'])})",
+        )
+    return ()
 
 
 def decide(
@@ -139,7 +162,7 @@ def _s(value: float) -> str:
     return f"{round(value, 3):g} s"
 
 
-def _stale(catalogue: Catalogue, t: Timing, v: Mapping[str, float], say: Progress) -> Finding:
+def stale_leader(catalogue: Catalogue, t: Timing, v: Mapping[str, float], say: Progress) -> Finding:
     say(f"{STALE}: can a deposed {t.leader} still act after another took over?")
     believes, ttl = t.believes(v), t.store_ttl(v)
     drifted = believes * v["clock_drift"]
@@ -149,7 +172,7 @@ def _stale(catalogue: Catalogue, t: Timing, v: Mapping[str, float], say: Progres
         "drift": Duration(drifted, harmful=True),
         "pause": Duration(v["pause"], harmful=True),
     }
-    verdict, run = decide(catalogue, "lease-timing", "no-stale-write", durations, {}, 16, 160)
+    verdict, run = decide(catalogue, "lease-timing", "no-stale-write", durations, {}, 16, 200)
     worst = believes + drifted + v["pause"]
     facts = (
         f"it believes it leads {_s(believes)} after it asked: {t.believes_why}; "
@@ -166,12 +189,20 @@ def _stale(catalogue: Catalogue, t: Timing, v: Mapping[str, float], say: Progres
             f"a pause of {_s(v['pause'])} lets a deposed {t.leader} act after another took "
             f"over: {_s(believes + drifted)} + {_s(v['pause'])} = {_s(worst)} > {_s(ttl)}"
         )
-    else:
-        head = f"the margin is below the finest tick tried: {_s(worst)} against {_s(ttl)}"
+    elif _interrupted(run):
+        head = "not judged: interrupted"
+    else:  # the margin is below the finest tick: z3's region is exact at any resolution
+        verdict = SAFE if _in_region(believes, ttl, v["clock_drift"], v["pause"]) else UNSAFE
+        head = (
+            f"{verdict} by z3's region, exactly: {_s(believes + drifted)} + {_s(v['pause'])} = "
+            f"{_s(worst)} against {_s(ttl)}, a margin below the model's finest tick (no chart)"
+        )
+    if verdict != SAFE:
+        facts += (f"remedy: {t.remedy}",)
     return Finding(STALE, verdict, (head, *facts), run, _interrupted(run))
 
 
-def _false_failover(
+def false_failover(
     catalogue: Catalogue, t: Timing, v: Mapping[str, float], say: Progress
 ) -> Finding:
     say(f"{FALSE_FAILOVER}: can a healthy {t.leader} be deposed?")
@@ -185,7 +216,7 @@ def _false_failover(
     }
     fixed = {"nodes": 2, "tokens": 2, "crashes": 0, "pauses": 1}
     verdict, run = decide(
-        catalogue, "lease-renewal", "healthy-leader-kept", durations, fixed, 12, 24
+        catalogue, "lease-renewal", "healthy-leader-kept", durations, fixed, 12, 48
     )
     gap = renew + delay + pause
     room = ttl - renew - delay
@@ -206,7 +237,7 @@ def _false_failover(
     return Finding(FALSE_FAILOVER, verdict, (head, *conditions), run, _interrupted(run))
 
 
-def _lost_ack(catalogue: Catalogue, v: Mapping[str, float], say: Progress) -> Finding:
+def lost_ack_write(catalogue: Catalogue, v: Mapping[str, float], say: Progress) -> Finding:
     say(f"{LOST_ACK}: is an acknowledged write kept across a failover?")
     sync = bool(v["synchronous_mode"])
     protocol = "patroni-sync" if sync else "patroni"
@@ -232,7 +263,7 @@ def _lost_ack(catalogue: Catalogue, v: Mapping[str, float], say: Progress) -> Fi
             (
                 "asynchronous replication: the primary acknowledges a write before any "
                 "replica has it, so a failover can lose it",
-                f"maximum_lag_on_failover lets a replica up to {lag:g} bytes behind be "
+                f"maximum_lag_on_failover lets a replica up to {lag:.0f} bytes behind be "
                 "promoted; synchronous_mode: true closes this",
             ),
             run,
@@ -271,6 +302,14 @@ def _failover(catalogue: Catalogue, t: Timing, v: Mapping[str, float]) -> tuple[
         f"new {t.leader} (every schedule of lease-renewal, a tick of {_s(tick)}, each "
         "duration rounded up)",
     )
+
+
+def _in_region(lease: float, ttl: float, drift: float, pause: float) -> bool:
+    """Whether z3's synthesized lease region holds the point (z3 loads only here)."""
+    from leadercheck.checker.solver.encodings.lease_timing import safe_at  # noqa: PLC0415
+
+    exact = [Fraction(str(round(x, 9))) for x in (lease, ttl, drift, pause)]
+    return safe_at(*exact)
 
 
 def _interrupted(run: Run | None) -> bool:

@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from leadercheck.checker import files
-from leadercheck.checker.config.durations import count, fraction, seconds
+from leadercheck.checker.config.durations import count, fraction, period, seconds
 from leadercheck.checker.config.environment import Environment, environment_from
 from leadercheck.checker.errors import LeadercheckError
 
@@ -183,7 +183,9 @@ def _take(
     knobs: dict[str, float] = {}
     defaulted = []
     for name, (key, default, read) in spec.items():
-        if key in doc and doc[key] is not None:
+        if key in doc and (doc[key] is None or doc[key] == ""):
+            raise LeadercheckError(f"{source}: {key} is given no value")
+        if key in doc:
             knobs[name] = read(doc[key], f"{source}: {key}")
         else:
             knobs[name] = default
@@ -204,14 +206,17 @@ def _flag(value: object, knob: str) -> float:
 def _patroni(doc: Mapping[str, Any], client: Mapping[str, Any], source: str) -> Knobs:
     bootstrap = _mapping(doc.get("bootstrap") or {}, source, "bootstrap")
     dcs = {**_mapping(bootstrap.get("dcs") or {}, source, "bootstrap.dcs"), **doc}
-    return _take(dcs, source, {
-        "ttl": ("ttl", 30.0, seconds),
-        "loop_wait": ("loop_wait", 10.0, seconds),
-        "retry_timeout": ("retry_timeout", 10.0, seconds),
+    found = _take(dcs, source, {
+        "ttl": ("ttl", 30.0, period),
+        "loop_wait": ("loop_wait", 10.0, period),
+        "retry_timeout": ("retry_timeout", 10.0, period),
         "synchronous_mode": ("synchronous_mode", 0.0, _flag),
         "maximum_lag_on_failover": ("maximum_lag_on_failover", 1048576.0, count),
         "primary_start_timeout": ("primary_start_timeout", 300.0, seconds),
     })  # fmt: skip
+    knobs, defaulted = found
+    knobs["consul"] = 1.0 if "consul" in doc else 0.0  # Consul halves the TTL it is sent
+    return knobs, defaulted
 
 
 def _k8s(doc: Mapping[str, Any], client: Mapping[str, Any], source: str) -> Knobs:
@@ -222,13 +227,17 @@ def _k8s(doc: Mapping[str, Any], client: Mapping[str, Any], source: str) -> Knob
         found = _mapping(doc.get("leaderElection") or doc, source, "leaderElection")
         names = ("leaseDuration", "renewDeadline", "retryPeriod")
     return _take(found, source, {
-        "lease_duration": (names[0], 15.0, seconds),
-        "renew_deadline": (names[1], 10.0, seconds),
-        "retry_period": (names[2], 2.0, seconds),
+        "lease_duration": (names[0], 15.0, period),
+        "renew_deadline": (names[1], 10.0, period),
+        "retry_period": (names[2], 2.0, period),
     })  # fmt: skip
 
 
 def _ms(value: object, knob: str) -> float:
+    return period(value, knob, MS)
+
+
+def _ms_or_zero(value: object, knob: str) -> float:
     return seconds(value, knob, MS)
 
 
@@ -238,8 +247,8 @@ def _etcd(doc: Mapping[str, Any], client: Mapping[str, Any], source: str) -> Kno
         "election_timeout": ("election-timeout", 1.0, _ms),
     })  # fmt: skip
     lease, lease_defaults = _take(client, source, {
-        "lease_ttl": ("lease_ttl", 60.0, seconds),  # an election's session TTL (etcd's concurrency)
-        "keepalive": ("keepalive", 20.0, seconds),  # a third of the TTL, as etcd's client does
+        "lease_ttl": ("lease_ttl", 60.0, period),  # an election's session TTL (etcd's concurrency)
+        "keepalive": ("keepalive", 20.0, period),  # a third of the TTL, as etcd's client does
     })  # fmt: skip
     return {**server, **lease}, server_defaults + lease_defaults
 
@@ -252,7 +261,7 @@ def _zookeeper(doc: Mapping[str, Any], client: Mapping[str, Any], source: str) -
         "max_session_timeout": ("maxSessionTimeout", 20 * tick, _ms),
     })  # fmt: skip
     asked, asked_defaulted = _take(client, source, {
-        "session_timeout": ("session_timeout", 60.0, seconds),  # Curator's default
+        "session_timeout": ("session_timeout", 60.0, period),  # Curator's default
     })  # fmt: skip
     return {**knobs, **more, **asked}, defaulted + more_defaulted + asked_defaulted
 
@@ -261,8 +270,8 @@ def _redlock(doc: Mapping[str, Any], client: Mapping[str, Any], source: str) -> 
     knobs, defaulted = _take(doc, source, {
         "drift_factor": ("driftFactor", 0.01, fraction),
         "retry_count": ("retryCount", 10.0, count),
-        "retry_delay": ("retryDelay", 0.2, _ms),
-        "retry_jitter": ("retryJitter", 0.2, _ms),
+        "retry_delay": ("retryDelay", 0.2, _ms_or_zero),
+        "retry_jitter": ("retryJitter", 0.2, _ms_or_zero),
         "ttl": ("ttl", 10.0, _ms),
     })  # fmt: skip
     servers = doc.get("servers")

@@ -47,6 +47,7 @@ class Timing:
     renew: Formula | None = None  # the renewal interval (None: the lease is never renewed)
     renew_why: str = ""
     delay: Formula | None = None  # how long a renewal may take to reach the store
+    remedy: str = ""  # what closes the stale-leader hazard for any pause
 
 
 def names_in(formula: Formula, values: Mapping[str, float]) -> tuple[str, ...]:
@@ -86,11 +87,14 @@ TIMINGS: dict[str, Timing] = {
         leader="primary",
         believes=lambda v: v["loop_wait"] + 2 * v["retry_timeout"],
         believes_why="loop_wait + 2 * retry_timeout (the wait, the retries, the demotion)",
-        store_ttl=lambda v: v["ttl"],
-        store_ttl_why="the leader key's ttl",
+        store_ttl=lambda v: v["ttl"] * (1 - v["consul"] / 2),
+        store_ttl_why="the leader key's ttl, halved when the DCS is Consul",
         renew=lambda v: v["loop_wait"],
         renew_why="the leader key is updated every loop_wait",
         delay=lambda v: v["dcs_latency"],
+        remedy="Patroni's watchdog (watchdog: mode: required) resets a primary whose "
+        "Patroni stops renewing; writes fenced by a token close it for any pause "
+        "(verify --protocol lease-fencing)",
     ),
     # client-go: after a renewal it waits retryPeriod, then tries for renewDeadline before
     # it stops leading; the others wait leaseDuration after they last saw the record change.
@@ -103,6 +107,8 @@ TIMINGS: dict[str, Timing] = {
         renew=lambda v: v["retry_period"],
         renew_why="the Lease is renewed every retryPeriod",
         delay=lambda v: v["dcs_latency"],
+        remedy="client-go fences nothing: writes that carry leaseTransitions to a storage "
+        "that refuses older ones close it for any pause (verify --protocol k8s-lease-fencing)",
     ),
     # etcd's client counts a lease's TTL from the keep-alive *response*, which arrives up to
     # a network delay after the server restarted the TTL.
@@ -116,6 +122,8 @@ TIMINGS: dict[str, Timing] = {
         renew=lambda v: v["keepalive"],
         renew_why="the client sends a keep-alive every keepalive interval",
         delay=lambda v: v["network_delay"],
+        remedy="fence writes with the election key's revision (etcd's own advice; verify "
+        "--protocol lease-fencing)",
     ),
     # ZooKeeper's client declares itself disconnected (Curator: SUSPENDED, leadership
     # given up) after 2/3 of the session timeout without an answer; the server expires
@@ -130,6 +138,8 @@ TIMINGS: dict[str, Timing] = {
         renew=lambda v: v["session_timeout"] / 3,
         renew_why="an idle client pings every third of the session timeout",
         delay=lambda v: v["network_delay"],
+        remedy="fence writes with the election znode's sequence or version (verify "
+        "--protocol zookeeper-fencing)",
     ),
     # Redlock: the lock is valid for ttl - elapsed - (ttl * driftFactor + 2 ms) from the
     # moment the client started acquiring; each master expires the key ttl after its SET.
@@ -139,5 +149,7 @@ TIMINGS: dict[str, Timing] = {
         believes_why="its validity: ttl - ttl * driftFactor - 2 ms, from when it began acquiring",
         store_ttl=lambda v: v["ttl"],
         store_ttl_why="the key's ttl on each master",
+        remedy="Redlock hands out no fencing token: a lock service that does, and a storage "
+        "that checks it, close it for any pause (verify --protocol lease-fencing)",
     ),
 }

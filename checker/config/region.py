@@ -18,6 +18,8 @@ from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.solver.encodings.lease_timing import synthesized
 from leadercheck.checker.solver.knob_bounds import KnobRange, knob_ranges
 
+FIXED = ("network_delay", "consul")  # read by the formulas, but not knobs one tunes
+
 
 @dataclass(frozen=True)
 class Region:
@@ -45,7 +47,7 @@ def stale_leader_region(system: str, values: Mapping[str, float]) -> Region:
         "pause": lambda v: v["pause"],
     }
     knobs = [*names_in(timing.believes, values), *names_in(timing.store_ttl, values)]
-    knobs = [k for k in dict.fromkeys(knobs) if k not in ("network_delay",)] + ["pause"]
+    knobs = [k for k in dict.fromkeys(knobs) if k not in FIXED] + ["pause"]
     ranges = knob_ranges(result.problem, result.region, parameters, values, knobs)
     lease = timing.believes(values) * (1 + values["clock_drift"])
     total = lease + values["pause"]

@@ -18,7 +18,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-LADDER = tuple(m * 10.0**e for e in range(-3, 4) for m in (1, 2, 5))
+LADDER = tuple(m * 10.0**e for e in range(-3, 10) for m in (1, 2, 5))  # 1 ms up
 
 
 @dataclass(frozen=True)

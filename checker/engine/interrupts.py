@@ -42,6 +42,13 @@ def real_interrupt() -> bool:
     return _arrived or not _watching
 
 
+def ctrl_c_arrived() -> bool:
+    """Whether the user's Ctrl-C arrived in the watched block: the first one ends the search
+    it interrupts and SIGINT is ignored after it, so a command that runs one search after
+    another asks here whether to go on."""
+    return _arrived
+
+
 def from_model(exc: BaseException) -> bool:
     """Whether `exc`, escaping model code, is the model's failure (reported as a ModelError
     with its trace): anything but the user's Ctrl-C."""

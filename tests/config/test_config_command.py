@@ -1,0 +1,166 @@
+"""`verify config` as a user runs it: verdicts, exit codes, charts in seconds, the gate,
+and every bad input one line, exit 2, nothing written."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from leadercheck.checker.app.main import main
+from tests.helpers import ROOT, run_interrupted, special_path
+
+FILES = Path(__file__).parent / "files"
+
+
+def verify(*args: str | Path) -> Result:
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_safe_configuration_exits_0_with_its_margin(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = verify("config", FILES / "zoo.cfg", "--out", out)
+    assert result.exit_code == 0, result.output
+    assert "SAFE      stale-leader: a pause up to 12.562 s keeps a single leader" in result.output
+    assert "worst failover: at most" in result.output
+    assert result.output.rstrip().endswith("verdict: SAFE")
+    assert not out.exists() or not list(out.iterdir())  # nothing to draw
+
+
+def test_unsafe_configuration_draws_its_chart_in_seconds(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = verify("config", FILES / "kube-controller-manager.yaml", "--out", out)
+    assert result.exit_code == 1, result.output
+    assert "UNSAFE    stale-leader: a pause of 10 s lets a deposed leader act" in result.output
+    assert "raise lease_duration from 15 s to at least 22.12 s" in result.output
+    assert "keep the pause to at most 2.88 s" in result.output
+    dot = (out / "kube-controller-manager.stale-leader.dot").read_text()
+    assert "time: real seconds so far (a tick is 1 s)" in dot
+    assert ">15 s<" in dot or "15 s" in dot
+    assert "t=15" not in dot  # the time column is in seconds, not ticks
+    doc = json.loads((out / "kube-controller-manager.stale-leader.json").read_text())
+    assert doc["tick_seconds"] == 1.0 and doc["protocol"] == "lease-timing"
+
+
+def test_output_is_byte_identical_run_to_run(tmp_path: Path) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    for out in (first, second):
+        assert verify("config", FILES / "postgres0.yml", "--out", out).exit_code == 1
+    names = sorted(p.name for p in first.iterdir())
+    assert names == sorted(p.name for p in second.iterdir()) and len(names) >= 4
+    for name in names:
+        assert (first / name).read_bytes() == (second / name).read_bytes(), name
+
+
+def test_json_is_one_object(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        main, ["config", str(FILES / "postgres0.yml"), "--out", str(tmp_path), "--json"]
+    )
+    doc = json.loads(result.stdout)
+    assert result.exit_code == 1
+    assert doc["system"] == "patroni" and doc["verdict"] == "UNSAFE"
+    claims = {c["claim"]: c for c in doc["claims"]}
+    assert claims["lost-ack-write"]["verdict"] == "UNSAFE"
+    assert claims["stale-leader"]["region"][0].startswith("safe region (z3)")
+    assert claims["stale-leader"]["model"]["protocol"] == "lease-timing"
+
+
+def test_environment_options_override_the_file(tmp_path: Path) -> None:
+    config = FILES / "kube-controller-manager.yaml"
+    result = verify("config", config, "--pause", "2s", "--clock-drift", "0", "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "a pause up to 3 s keeps a single leader" in result.output
+
+
+def test_the_gate_compares_each_file_with_what_it_expects(tmp_path: Path) -> None:
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    shutil.copy(FILES / "zoo.cfg", configs / "zoo.cfg")
+    (configs / "k8s.yaml").write_text(
+        (FILES / "kube-controller-manager.yaml").read_text()
+        + "leadercheck:\n  expect:\n    stale-leader: UNSAFE\n"
+    )
+    junit = tmp_path / "config.xml"
+    result = verify("config", "--all", configs, "--out", tmp_path / "out", "--junit", junit)
+    assert result.exit_code == 0, result.output
+    assert "6 of 6 verdicts as expected" in result.output
+    suite = ET.parse(junit).getroot()
+    assert suite.get("tests") == "6" and suite.get("failures") == "0"
+    (configs / "k8s.yaml").write_text((FILES / "kube-controller-manager.yaml").read_text())
+    result = verify("config", "--all", configs, "--out", tmp_path / "out", "--junit", junit)
+    assert result.exit_code == 1
+    assert "DIFF" in result.output and "stale-leader: expected SAFE, got UNSAFE" in result.output
+    assert ET.parse(junit).getroot().get("failures") == "1"
+
+
+BAD = [
+    ("ttl: [30\nloop_wait: 10\n", ["--system", "patroni"], "does not parse as YAML (line"),
+    ("ttl: thirty\nloop_wait: 10\n", [], "'thirty' is not a duration"),
+    ("ttl: [1]\nloop_wait: 10\n", [], "expected a duration, got [1]"),
+    ("ttl: -30\nloop_wait: 10\n", [], "must be a non-negative duration"),
+    ("ttl: 0\nloop_wait: 10\n", [], "must be a positive duration"),
+    ("ttl:\nloop_wait: 10\n", [], "ttl is given no value"),
+    ("ttl: 30\n", ["--system", "consul"], "--system 'consul' is not one of"),
+    ("colour: blue\n", [], "cannot tell which system this configures"),
+    ("ttl: 30\nloop_wait: 10\nleadercheck:\n  expect:\n    split-brain: SAFE\n", [],
+     "leadercheck.expect names no claim 'split-brain'"),
+    ("ttl: 30\nloop_wait: 10\n", ["--pause", "ten"], "--pause: 'ten' is not a duration"),
+    ("ttl: 30\nloop_wait: 10\n", ["--junit", "x.xml"], "--junit goes with --all"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "extra", "said"), BAD)
+def test_bad_input_is_one_line_exit_2_nothing_written(
+    tmp_path: Path, text: str, extra: list[str], said: str
+) -> None:
+    config = tmp_path / "patroni.yml"
+    config.write_text(text)
+    out = tmp_path / "out"
+    result = verify("config", config, "--out", out, *extra)
+    assert result.exit_code == 2, result.output
+    assert said in result.output
+    assert len([ln for ln in result.output.splitlines() if ln.startswith("error")]) == 1
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("kind", ["oversize", "fifo", "directory", "missing", "link-to-zero"])
+def test_bad_paths_are_refused_before_any_work(tmp_path: Path, kind: str) -> None:
+    path = special_path(tmp_path, kind, oversize=1 << 20)
+    out = tmp_path / "out"
+    result = verify("config", path, "--system", "patroni", "--out", out)
+    assert result.exit_code == 2, result.output
+    assert result.output.count("\n") == 1, result.output
+    assert not out.exists()
+
+
+def test_a_100_mb_file_is_refused_unread(tmp_path: Path) -> None:
+    huge = tmp_path / "huge.yml"
+    with huge.open("wb") as f:
+        f.truncate(100 << 20)  # sparse: 100 MB on paper
+    result = verify("config", huge, "--system", "patroni", "--out", tmp_path / "out")
+    assert result.exit_code == 2 and "larger than 1 MiB" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_output_over_a_device_is_refused(tmp_path: Path) -> None:
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    shutil.copy(FILES / "zoo.cfg", configs / "zoo.cfg")
+    result = verify("config", "--all", configs, "--junit", "/dev/full", "--out", tmp_path / "o")
+    assert result.exit_code == 2 and result.output.count("\n") == 1, result.output
+
+
+def test_ctrl_c_during_a_gate_exits_3(tmp_path: Path) -> None:
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    for k in range(40):
+        shutil.copy(FILES / "postgres0.yml", configs / f"p{k:02}.yml")
+    args = [sys.executable, "-m", "leadercheck.checker.app", "config", "--all", str(configs)]
+    done = run_interrupted([*args, "--out", str(tmp_path / "out")], cwd=ROOT, after=3.0)
+    assert done.returncode == 3, (done.returncode, done.stderr[-300:])
+    assert "interrupted after" in done.stdout
