@@ -27,7 +27,7 @@ def test_safe_configuration_exits_0_with_its_margin(tmp_path: Path) -> None:
     result = verify("config", FILES / "zoo.cfg", "--out", out)
     assert result.exit_code == 0, result.output
     assert "SAFE      stale-leader: a pause up to 12.562 s keeps a single leader" in result.output
-    assert "worst failover: at most" in result.output
+    assert "worst failover: between 55 s and 70 s" in result.output
     assert result.output.rstrip().endswith("verdict: SAFE")
     assert not out.exists() or not list(out.iterdir())  # nothing to draw
 
@@ -96,6 +96,16 @@ def test_the_gate_compares_each_file_with_what_it_expects(tmp_path: Path) -> Non
     assert result.exit_code == 1
     assert "DIFF" in result.output and "stale-leader: expected SAFE, got UNSAFE" in result.output
     assert ET.parse(junit).getroot().get("failures") == "1"
+
+
+def test_the_examples_directory_gates_clean(tmp_path: Path) -> None:
+    """examples/configs, as CI gates it: every system, each verdict as its file expects."""
+    result = verify("config", "--all", ROOT / "examples" / "configs", "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "15 of 15 verdicts as expected" in result.output
+    assert "kube-controller-manager.yaml stale-leader: expected UNSAFE, got UNSAFE" in (
+        result.output
+    )
 
 
 BAD = [
