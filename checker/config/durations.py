@@ -66,13 +66,16 @@ def count(value: object, knob: str, low: int = 0) -> int:
 
 
 def fraction(value: object, knob: str) -> float:
-    """A rate such as a clock-drift factor: 0.01 is 1%."""
+    """A rate such as a clock-drift factor: 0.01, or 1%."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise LeadercheckError(f"{knob}: expected a number such as 0.01, got {value!r}")
     text = str(value).strip()
+    scale = 1.0
+    if text.endswith("%"):  # 1% is 0.01
+        text, scale = text[:-1].strip(), 0.01
     if not _NUMBER.fullmatch(text):
-        raise LeadercheckError(f"{knob}: {value!r} is not a number such as 0.01")
-    number = float(text)
+        raise LeadercheckError(f"{knob}: {value!r} is not a number such as 0.01 or 1%")
+    number = float(text) * scale
     if number >= 1:
         raise LeadercheckError(f"{knob}: {number} must be below 1 (0.01 is 1%)")
     return number

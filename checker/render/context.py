@@ -28,6 +28,8 @@ class TraceContext:
         """The time column's words: `t=3`, or `4.5 s` when a tick has a length."""
         if self.tick_seconds is None:
             return f"t={ticks}"
+        if self.tick_seconds < 0.01:  # milliseconds read shorter than 0.005 s steps
+            return f"{seconds_text(ticks * self.tick_seconds * 1000)} ms"
         return f"{seconds_text(ticks * self.tick_seconds)} s"
 
     @property

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import graphviz
 
 from leadercheck.checker.model import RECOVERY
-from leadercheck.checker.render.context import TraceContext, seconds_text
+from leadercheck.checker.render.context import TraceContext
 from leadercheck.checker.render.lanes import (
     DELIVERED,
     IN_FLIGHT,
@@ -56,6 +56,7 @@ from leadercheck.checker.trace import Step, Trace
 FONT = "Helvetica"
 SIZE = 12  # body text
 SMALL = 11  # labels on the lanes
+TIME_SIZE = 10  # the time column in seconds ("0.125 s" fits beside the step column)
 INK = "#222222"
 MUTED = "#5d6d7e"
 LIFELINE = "#9aa5b1"
@@ -447,8 +448,7 @@ class _Chart:
         if blocked or any(m.fate == LOST for m in ln.messages):
             out.append(("lost", "lost, or cannot arrive: ends in a cross where it stops"))
         if any(ln.ticks) and self.ctx.tick_seconds is not None:
-            tick = seconds_text(self.ctx.tick_seconds)
-            out.append(("word", f"time: real seconds so far (a tick is {tick} s)"))
+            out.append(("word", f"time: real time so far (a tick is {self.ctx.time_text(1)})"))
         elif any(ln.ticks):
             out.append(("word", "t=N: clock ticks so far"))
         if self.trace.loop_from is not None:
@@ -592,7 +592,7 @@ class _Chart:
                     [self.ctx.time_text(t)],
                     _classes(i, kind="time"),
                     tip,
-                    size=SIZE,
+                    size=SIZE if self.ctx.tick_seconds is None else TIME_SIZE,
                     color=INK if i else MUTED,
                     align="CENTER",
                     bold_first=bool(i),
