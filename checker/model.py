@@ -18,6 +18,7 @@ S = TypeVar("S")
 # What kind of move an action is. Faults and recoveries are never forced by fairness; a
 # tick is the clock's; a step is the protocol's own.
 STEP, FAULT, RECOVERY, TICK = "step", "fault", "recovery", "tick"
+UNKNOWN_KIND = ""  # the kind of an action read from a trace file that predates kinds
 KINDS = (STEP, FAULT, RECOVERY, TICK)
 UNFORCED = frozenset({FAULT, RECOVERY})
 CLOCK_CLASS = "clock"

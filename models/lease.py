@@ -45,6 +45,11 @@ class _LeaseFields(NamedTuple):
     token: int = 0  # the lease token it believes it holds; 0: not leader
     left: int = 0  # ticks its own copy of the lease has left
     pending: int = 0  # token of a write it has decided to send; 0: none
+    tenure: int = 0  # ghost: which leadership its token belongs to (grants numbered in order)
+    pending_tenure: int = 0  # ghost: the leadership its pending write was decided in
+
+
+TENURE_FIELDS = 7  # LeaseNode's fields, the first of every lease variant's node record
 
 
 class LeaseNode(_LeaseFields, LeadsWithToken):
@@ -55,7 +60,7 @@ class LeaseNode(_LeaseFields, LeadsWithToken):
         return self.token
 
     def describe(self) -> dict[str, object]:
-        return {
+        view: dict[str, object] = {
             "up": self.up,
             "paused": self.paused,
             "role": self.role,
@@ -63,6 +68,10 @@ class LeaseNode(_LeaseFields, LeadsWithToken):
             "lease_left": self.left,
             "pending_write_token": self.pending,
         }
+        if (self.tenure, self.pending_tenure) != (self.token, self.pending):
+            view["leadership"] = self.tenure  # its token was handed out before: say which
+            view["pending_write_leadership"] = self.pending_tenure
+        return view
 
     def summary(self) -> str:
         role = f"leader t{self.token}" if self.token else "follower"
@@ -72,7 +81,7 @@ class LeaseNode(_LeaseFields, LeadsWithToken):
 
 
 class ExtendsLeaseNode(tuple[Any, ...], LeadsWithToken):
-    """Role properties for a node record whose first five fields are LeaseNode's.
+    """Role properties for a node record whose first seven fields are LeaseNode's.
 
     Lease variants keep LeaseNode's fields and add their own (a NamedTuple cannot
     extend another), so every LeaseModel step works on them unchanged. Declare the
@@ -84,12 +93,17 @@ class ExtendsLeaseNode(tuple[Any, ...], LeadsWithToken):
     @property
     def lease(self) -> LeaseNode:
         """The record without its extra fields: what lease.py's lease holder looks like."""
-        return LeaseNode(*self[:5])
+        return LeaseNode(*self[:TENURE_FIELDS])
 
     @property
     def lead_token(self) -> int:
         token: int = self[2]  # LeaseNode's `token`
         return token
+
+    @property
+    def tenure(self) -> int:
+        tenure: int = self[5]  # LeaseNode's `tenure`
+        return tenure
 
 
 class LeaseModel(InterchangeableNodes, ClusterModel):
@@ -133,9 +147,15 @@ class LeaseModel(InterchangeableNodes, ClusterModel):
             store = s.store.acquire(i, self.ttl)
             if store is not None:
                 note = f"CAS ok: token {store.token}, ttl {self.ttl}"
-                leader = node._replace(token=store.token, left=self.ttl)
+                granted, tenure = self.grant(s)
+                leader = node._replace(token=store.token, left=self.ttl, tenure=tenure)
                 action = Action("acquire", node_name(i), STORE, note)
-                yield from self.store_call(s, i, action, store, leader)
+                yield from self.store_call(granted, i, action, store, leader)
+
+    def grant(self, s: ClusterState) -> tuple[ClusterState, int]:
+        """A new leadership: the state with the grant counted (the ghost counter, kept
+        whatever the store forgets) and the tenure it gives its holder."""
+        return s._replace(ghost=s.ghost + 1), s.ghost + 1
 
     def renew_steps(self, s: ClusterState, i: int) -> Iterator[Successor]:
         """The holder resets the TTL before it runs out (node i reaches the store)."""
@@ -154,13 +174,14 @@ class LeaseModel(InterchangeableNodes, ClusterModel):
         name = node_name(i)
         if node.token and not node.pending:
             note = f"still leader: token {node.token}, {node.left} ticks left"
-            checked = s.with_node(i, node._replace(pending=node.token))
+            checked = s.with_node(i, node._replace(pending=node.token, pending_tenure=node.tenure))
             yield Action("check", name, None, note), checked
         if node.pending:
-            storage, accepted = s.storage.write(node.pending, self.fencing)
+            storage, accepted = s.storage.write(node.pending, self.fencing, node.pending_tenure)
             verdict = "accepted" if accepted else f"rejected: {node.pending} < {s.storage.hi_epoch}"
             note = f"token {node.pending} {verdict}"
-            after = s.with_node(i, node._replace(pending=0))._replace(storage=storage)
+            done = node._replace(pending=0, pending_tenure=0)
+            after = s.with_node(i, done)._replace(storage=storage)
             yield Action("write", name, STORAGE, note), after
 
     def urgent(self, s: ClusterState, i: int) -> bool:
@@ -168,7 +189,9 @@ class LeaseModel(InterchangeableNodes, ClusterModel):
 
     def tick_node(self, node: Any) -> Any:
         left = countdown(node.left)
-        return node._replace(left=left, token=node.token if left else 0)
+        if left:
+            return node._replace(left=left)
+        return node._replace(left=left, token=0, tenure=0)
 
     def crash_node(self, node: Any) -> Any:
         return LeaseNode(up=False)

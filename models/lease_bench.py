@@ -66,7 +66,7 @@ class BenchState(NamedTuple):
 
     @property
     def storage(self) -> Storage:
-        return Storage(self.hi_epoch, self.stale)
+        return Storage(self.hi_epoch, self.stale, self.hi_epoch)
 
 
 TICK = Action("tick", CLOCK, kind=CLOCK_TICK)

@@ -23,9 +23,11 @@ The anti-pattern, `lease-blind-write`, drops the WHERE clause:
 Two nodes that both read the free row, at the same moment or with one paused between
 its read and its update, both update it, and both believe they hold the lease with the
 same token: two leaders of one epoch (single-leader breaks in four steps). Fencing does
-not help: their writes carry equal tokens, so the storage accepts both. A late blind
-write can even take the token back down, but the storage rejects the writes made
-under the lowered token, so no-stale-write still holds.
+not help: their writes carry equal tokens, so the storage accepts both, and a write by
+the leader the row no longer names, after its successor's, is the stale write
+no-stale-write forbids (it judges which leadership made each write, not the token:
+eight steps). A late blind write can even take the token back down; the storage rejects
+the writes made under the lowered token.
 
 The row is the shared `Store`: holder is the row's node, token its token, ttl_left the
 ticks before `expires`, revision the number of times the row has been taken (a renewal
@@ -58,6 +60,8 @@ class _RowFields(NamedTuple):
     token: int = 0  # the lease token it believes it holds; 0: not leader
     left: int = 0  # ticks its own copy of the lease has left
     pending: int = 0  # token of a write it has decided to send; 0: none
+    tenure: int = 0  # ghost: which leadership its token belongs to
+    pending_tenure: int = 0  # ghost: the leadership its pending write was decided in
     seen: int | None = None  # token of the free row it read and will update; None: no read
 
 
@@ -121,8 +125,9 @@ class LeaseRowModel(LeaseModel):
             return
         where = "blind" if self.blind else f"WHERE token = {node.seen}"
         note = f"{where}: token {store.token}, ttl {self.ttl}"
-        leader = node._replace(seen=None, token=store.token, left=self.ttl)
-        yield from self.store_call(forgot, i, Action("update", name, STORE, note), store, leader)
+        granted, tenure = self.grant(forgot)
+        leader = node._replace(seen=None, token=store.token, left=self.ttl, tenure=tenure)
+        yield from self.store_call(granted, i, Action("update", name, STORE, note), store, leader)
 
     def _update(self, row: Store, i: int, seen: int) -> Store | None:
         """The row after node i's UPDATE, or None when no row matches its WHERE clause."""

@@ -63,6 +63,8 @@ class _TimingFields(NamedTuple):
     token: int = 0  # the lease token it believes it holds; 0: not leader
     left: int = 0  # real ticks its own copy of the lease has left
     pending: int = 0  # token of a write it has decided to send; 0: none
+    tenure: int = 0  # ghost: which leadership its token belongs to
+    pending_tenure: int = 0  # ghost: the leadership its pending write was decided in
     lagged: int = 0  # ticks its clock has lost so far (at most `drift`)
     stalled: int = 0  # ticks paused so far (0 while running)
 
@@ -103,12 +105,12 @@ class LeaseTimingModel(LeaseModel):
         return ()
 
     def initial_node(self, i: int) -> TimingNode:
-        return TimingNode(token=1, left=self.lease) if i == HOLDER else TimingNode()
+        return TimingNode(token=1, left=self.lease, tenure=1) if i == HOLDER else TimingNode()
 
     def initial_states(self) -> list[ClusterState]:
         """n1 holds token 1 from tick 0; the store's lease has `ttl` ticks left."""
         start = super().initial_states()[0]
-        return [start._replace(store=Store(HOLDER, 1, self.ttl, 1))]
+        return [start._replace(store=Store(HOLDER, 1, self.ttl, 1), ghost=1)]
 
     def node_steps(self, s: ClusterState, i: int) -> Iterator[Successor]:
         """n1 may lag; n2 takes the expired lease; both check and write as leaders do."""

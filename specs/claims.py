@@ -9,7 +9,9 @@ Safety (`always`):
 - single-leader: at most one leader per epoch; in a protocol without epochs
   (every leader's epoch is None), at most one leader at any instant.
 - no-stale-write: once the storage has accepted a write made under epoch E, it never
-  accepts one made under an epoch older than E.
+  accepts one made under an epoch older than E. Epochs are compared by the leadership
+  that made each write (its tenure), so a token handed out twice cannot hide a deposed
+  leader's write.
 - no-lost-ack-write: a write acknowledged to a client is never lost by a failover.
 
 Witnesses (`sometimes`): states that must be reachable, so that a safety claim
@@ -72,13 +74,23 @@ def _two_leaders(state: Any) -> str:
 
 
 def no_write_below_accepted_epoch(state: Any) -> bool:
+    """Judged by the writer's leadership (its tenure), not by the token the write carries:
+    comparing tokens is what a fencing storage does, and a token handed out twice would
+    make a deposed leader's late write look current (storage.py)."""
     return not state.storage.stale
 
 
 def _stale(state: Any) -> str:
+    storage = state.storage
+    if storage.hi_tenure != storage.hi_epoch:
+        return (
+            "the storage accepted a write from a leadership older than the one whose write "
+            f"it had already accepted (#{storage.hi_tenure}, under token {storage.hi_epoch} "
+            "handed out twice)"
+        )
     return (
         "the storage accepted a write whose epoch is below "
-        f"epoch {state.storage.hi_epoch}, which it had already accepted"
+        f"epoch {storage.hi_epoch}, which it had already accepted"
     )
 
 
@@ -135,7 +147,11 @@ failover = sometimes(
     "failover",
     lambda s: any(n.up and n.tenure >= 2 for n in s.nodes),
     "a second leadership begins: some leader holds epoch 2 or later",
-    lambda s: "a leader of epoch 2 or later exists",
+    lambda s: (
+        "a leader of epoch 2 or later exists"
+        if all(n.tenure == (n.epoch or n.tenure) for n in s.nodes)
+        else "a second leadership exists (its token was handed out before)"
+    ),
 )
 
 election_started = sometimes(

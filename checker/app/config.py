@@ -33,6 +33,7 @@ from leadercheck.checker.config.judge import (
     judge,
 )
 from leadercheck.checker.config.knobs import SYSTEMS, Configuration, load_configuration
+from leadercheck.checker.engine.interrupts import real_interrupt
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.render.context import TraceContext, seconds_text
 from leadercheck.checker.render.files import write_trace_files
@@ -95,12 +96,18 @@ def config_command(
     if junit is not None:
         output_file(junit, "--junit")
     judgements = []
-    for config in configs:
-        judgement = judge(config, progress=None if as_json else warn)
-        judgements.append((judgement, _write_charts(judgement, out)))
-        if judgement.interrupted:
-            break
-    interrupted = any(j.interrupted for j, _ in judgements)
+    cut = False  # a Ctrl-C between two searches: the judging so far is still reported
+    try:
+        for config in configs:
+            judgement = judge(config, progress=None if as_json else warn)
+            judgements.append((judgement, _write_charts(judgement, out)))
+            if judgement.interrupted:
+                break
+    except KeyboardInterrupt:
+        if not judgements or not real_interrupt():
+            raise
+        cut = True
+    interrupted = cut or any(j.interrupted for j, _ in judgements)
     if gate:
         return _gate(judgements, junit, as_json, interrupted, len(configs))
     judgement, charts = judgements[0]

@@ -15,7 +15,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from leadercheck.checker.model import Action
+from leadercheck.checker.model import FAULT, UNKNOWN_KIND, Action
+from leadercheck.checker.render.lanes import is_tick
 from leadercheck.checker.render.text import step_count
 from leadercheck.checker.replay import RecordedStep, SavedTrace
 
@@ -76,23 +77,21 @@ def is_node(name: str) -> bool:
     return any(c.isdigit() for c in name)
 
 
-def is_tick(action: Action) -> bool:
-    return action.name == TICK
-
-
 def _note(action: Action) -> str:
     """The note as written out (a model's note may be computed when shown)."""
     return str(action.shown().note)
 
 
 def is_fault(action: Action) -> bool:
-    """A fault or a step of the environment (network, clock) other than a tick."""
+    """A fault or a step of the environment (network, clock) other than a tick: by the
+    action's declared kind, by its name only where a file kept no kind. A recovery
+    (a resume, a restart) is told with the fault it ends, not as one of its own."""
     if is_tick(action):
         return False
-    return (
-        action.name in FAULT_NAMES
-        or action.actor in ENVIRONMENT
-        or bool(_LOST.search(_note(action)))
+    if action.kind == FAULT or action.actor in ENVIRONMENT:
+        return True
+    return action.kind == UNKNOWN_KIND and (
+        action.name in FAULT_NAMES or bool(_LOST.search(_note(action)))
     )
 
 

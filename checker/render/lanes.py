@@ -40,7 +40,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from leadercheck.checker.model import BY_KIND, CLOCK_CLASS, FAULT, TICK, Action
+from leadercheck.checker.model import BY_KIND, CLOCK_CLASS, FAULT, TICK, UNKNOWN_KIND, Action
 from leadercheck.checker.replay import SavedTrace
 from leadercheck.checker.trace import Step, Trace
 
@@ -274,16 +274,18 @@ def step_facts(trace: Trace, nodes: Sequence[str], others: Sequence[str]) -> lis
 
 
 def is_tick(action: Action | None) -> bool:
-    """A tick of the clock: kind TICK in the clock's class (by name in a saved trace)."""
+    """A tick of the clock: kind TICK in the clock's class (by name only in a saved trace
+    old enough to keep no kinds)."""
     if action is None:
         return False
     if action.kind == TICK:
         return action.fairness in (BY_KIND, CLOCK_CLASS)
-    return action.name == "tick" and action.actor == "clock"
+    return action.kind == UNKNOWN_KIND and action.name == "tick" and action.actor == "clock"
 
 
 def is_fault(action: Action) -> bool:
-    return action.kind == FAULT or action.name in FAULT_NAMES
+    """A fault by its declared kind (by its name only where the kind is unknown)."""
+    return action.kind == FAULT or (action.kind == UNKNOWN_KIND and action.name in FAULT_NAMES)
 
 
 def clock(trace: Trace) -> tuple[tuple[int, ...], tuple[bool, ...]]:

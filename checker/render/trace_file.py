@@ -14,7 +14,7 @@ from typing import Any
 
 from leadercheck.checker import files
 from leadercheck.checker.errors import LeadercheckError
-from leadercheck.checker.model import Action
+from leadercheck.checker.model import BY_KIND, FAULT, RECOVERY, STEP, TICK, UNKNOWN_KIND, Action
 from leadercheck.checker.properties import Kind
 from leadercheck.checker.render.trace_json import TRACE_SCHEMA
 from leadercheck.checker.replay import RecordedStep, SavedTrace
@@ -30,6 +30,7 @@ Fail = Callable[[str], TraceFileError]
 # Bounds on what a trace file may be, far above any trace this tool writes (a few KB,
 # nesting 5, numbers of a few digits), so a hostile or broken file fails in one line.
 MAX_BYTES = files.TRACE_LIMIT
+KINDS = (STEP, FAULT, RECOVERY, TICK)
 MAX_DEPTH = 32
 MAX_DIGITS = 30
 
@@ -178,11 +179,23 @@ def _step(k: int, raw: object, fail: Fail) -> RecordedStep:
                 kind = "a string or null" if name == "target" else "a string"
                 raise fail(f"'{where}.action.{name}' must be {kind}, got {json.dumps(value)}")
             fields[name] = value
-        unknown = sorted(set(action) - set(fields))
+        unknown = sorted(set(action) - set(fields) - {"kind", "fairness"})
         if unknown:
             raise fail(f"'{where}.action' has unknown field {unknown[0]!r}")
+        kind = action.get("kind", UNKNOWN_KIND)  # a file written before kinds were kept
+        if kind != UNKNOWN_KIND and kind not in KINDS:
+            names = ", ".join(KINDS)
+            raise fail(f"'{where}.action.kind' must be one of {names}, got {json.dumps(kind)}")
+        fairness = action.get("fairness", BY_KIND)
+        if fairness is not None and not isinstance(fairness, str):
+            raise fail(f"'{where}.action.fairness' must be a string or null, got {_kind(fairness)}")
         parsed = Action(
-            str(fields["name"]), str(fields["actor"]), fields["target"], str(fields["note"])
+            str(fields["name"]),
+            str(fields["actor"]),
+            fields["target"],
+            str(fields["note"]),
+            kind,
+            fairness,
         )
     summary = raw.get("summary")
     if not isinstance(summary, dict) or not all(isinstance(v, str) for v in summary.values()):

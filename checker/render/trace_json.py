@@ -80,6 +80,8 @@ def steps_json(trace: Trace) -> list[dict[str, object]]:
                 "actor": step.action.actor,
                 "target": step.action.target,
                 "note": step.action.note,
+                "kind": step.action.kind,  # step, fault, recovery or tick: drawn as what it is
+                "fairness": step.action.fairness,  # its class: a tick is the clock's alone
             }
         steps.append(
             {

@@ -249,8 +249,9 @@ def test_a_durable_store_keeps_the_lease_safe_across_its_crash() -> None:
 
 def test_a_volatile_store_that_forgets_its_tokens_makes_two_leaders_of_one_epoch() -> None:
     """Tokens start again at 1, so n2 leads under the token n1 still holds. The storage
-    rejects only lower tokens: both leaders' writes carry token 1 and are accepted, so
-    no-stale-write still holds; what breaks is one leader per epoch."""
+    rejects only lower tokens: both leaders' writes carry token 1 and are accepted. One
+    leader per epoch breaks, and so does no-stale-write: it is judged by which leadership
+    made each write, and n1's late token-1 write comes from the older one."""
     model = fencing(VolatileStore, **{"store-crashes": 1, "pauses": 1})
     result = check(model, CLAIMS)
     broken = result.result("single-leader")
@@ -263,7 +264,22 @@ def test_a_volatile_store_that_forgets_its_tokens_makes_two_leaders_of_one_epoch
     ]
     assert broken.trace.actions[2].kind == RECOVERY
     assert str(broken.trace.actions[2]) == "store: restart (state not kept, now: lease free)"
-    assert result.result("no-stale-write").verdict is Verdict.HOLDS
+    stale = result.result("no-stale-write")
+    assert stale.verdict is Verdict.VIOLATED and stale.trace is not None
+    assert [(a.actor, a.name) for a in stale.trace.actions] == [
+        ("n1", "acquire"),
+        ("n1", "check"),
+        (STORE, "crash"),
+        (STORE, "restart"),
+        ("n2", "acquire"),
+        ("n2", "check"),
+        ("n2", "write"),
+        ("n1", "write"),  # token 1, accepted: the storage cannot tell the two leaderships apart
+    ]
+    assert str(stale.trace.actions[-1]) == "n1 -> storage: write (token 1 accepted)"
+    assert "#2, under token 1 handed out twice" in stale.reason
+    view = stale.trace.last.view
+    assert view["storage"]["latest_leadership_written"] == 2 and view["storage"]["hi_epoch"] == 1
 
 
 def test_the_store_crash_keeps_the_leases_local_moves_local() -> None:

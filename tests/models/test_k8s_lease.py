@@ -174,7 +174,9 @@ def test_a_takeover_race_is_settled_by_the_resource_version() -> None:
 def test_a_restarted_node_renews_its_own_lease_without_a_transition() -> None:
     model = _model("k8s-lease", crashes=1)
     start = model.initial_states()[0]
-    state = start._replace(nodes=(K8sNode(up=False), K8sNode(), K8sNode()), store=Store(1, 1, 2))
+    state = start._replace(
+        nodes=(K8sNode(up=False), K8sNode(), K8sNode()), store=Store(1, 1, 2), ghost=1
+    )  # n1 was granted the Lease (the first leadership) before it crashed
     steps = []
     for name in ("restart", "get", "update"):
         action, state = next((a, s) for a, s in model.successors(state) if a.name == name)

@@ -105,7 +105,7 @@ def test_the_same_schedule_is_rejected_by_fencing() -> None:
         action_taken, state = steps[0]
         notes.append(action_taken.note)
     assert notes[-1] == "token 1 rejected"
-    assert state.storage == Storage(2, False)
+    assert state.storage == Storage(2, False, 2)
 
 
 def test_every_enabled_instance_is_one_successor_self_loops_included() -> None:
@@ -140,7 +140,7 @@ def test_derived_views_for_the_shared_claims() -> None:
         (True, True, True, "leader", 1, 1),
         (True, False, True, "leader", 2, 2),
     ]
-    assert s.storage == Storage(1, False)
+    assert s.storage == Storage(1, False, 1)
     idle = BenchState(0, 0, 0, 0, (0, 0), (0, 0), (False, False), 0, False)
     assert [(n.is_leader, n.role, n.epoch, n.tenure) for n in idle.nodes] == [
         (False, "follower", None, 0)

@@ -37,7 +37,7 @@ def test_renew_needs_the_current_unexpired_lease_and_keeps_the_revision() -> Non
 
 def test_storage_with_fencing_rejects_an_older_token() -> None:
     storage, ok = Storage().write(2, fencing=True)
-    assert ok and storage == Storage(2, False)
+    assert ok and storage == Storage(2, False, 2)
     after, ok = storage.write(1, fencing=True)
     assert not ok and after == storage
     after, ok = storage.write(2, fencing=True)
@@ -47,7 +47,23 @@ def test_storage_with_fencing_rejects_an_older_token() -> None:
 def test_storage_without_fencing_accepts_and_marks_the_stale_write() -> None:
     storage, _ = Storage().write(2, fencing=False)
     after, ok = storage.write(1, fencing=False)
-    assert ok and after == Storage(2, True)
+    assert ok and after == Storage(2, True, 2)
+
+
+def test_the_claim_reads_the_leadership_and_fencing_reads_the_token() -> None:
+    """Token 1 handed out twice: leadership 2's write, then leadership 1's under the same
+    token. Fencing accepts it (1 is not below 1); the ghost marks it stale all the same.
+    A later leadership's write under a lower token is refused by fencing and is no stale
+    write when accepted without it."""
+    newer, _ = Storage().write(1, fencing=True, tenure=2)
+    late, ok = newer.write(1, fencing=True, tenure=1)
+    assert ok and late == Storage(1, True, 2)
+    assert late.describe()["latest_leadership_written"] == 2
+    refused, ok = newer.write(0, fencing=True, tenure=3)
+    assert not ok and refused == newer
+    lower, ok = newer.write(0, fencing=False, tenure=3)
+    assert ok and lower == Storage(1, False, 3)
+    assert "latest_leadership_written" not in Storage(1, False, 1).describe()
 
 
 def test_faults_spend_one_unit_of_one_kind() -> None:
