@@ -7,7 +7,8 @@ an unexpected exception, and a `SystemExit` that user code raised all exit 2.
 
 The flag-selected modes (`--protocol`, `--all`, `--list`, `--lint`, `--prove/--bmc/
 --synthesize`) share the top-level options, each mode declaring its own (modes.py); the
-subcommands (replay, explain, conform, message-cost, bench) are click commands of their own.
+subcommands (replay, explain, conform, config, message-cost, bench, explore) are click
+commands of their own.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from leadercheck.checker.app import check, common, gate, lint, listing, search_o
 from leadercheck.checker.app.bench import bench_command, message_cost_command
 from leadercheck.checker.app.config import config_command
 from leadercheck.checker.app.conform import conform_command
+from leadercheck.checker.app.explore import explore_command
 from leadercheck.checker.app.modes import Call, Mode, choose, label_of
 from leadercheck.checker.app.output import report_channel
 from leadercheck.checker.app.traces import explain_command, replay_command
@@ -169,7 +171,7 @@ def _labels(ctx: click.Context) -> dict[str, str]:
 
 
 for _command in (replay_command, explain_command, conform_command, config_command,
-                 message_cost_command, bench_command):  # fmt: skip
+                 message_cost_command, bench_command, explore_command):  # fmt: skip
     main.add_command(_command)
 
 

@@ -80,7 +80,7 @@ def _data(ctx: TraceContext) -> dict[str, object]:
 _TITLED = re.compile(r'<title>[^<]*</title>(\s*<g id="a_[^"]*"><a) xlink:title="([^"]*)">')
 
 
-def _chart(svg: str) -> str:
+def embedded_chart(svg: str) -> str:
     """Graphviz's SVG as the page embeds it: no prolog or comments; each element's <title>
     (the Graphviz id, such as `c3_2`) replaced by its tooltip in words; scaled to the
     column, never beyond its natural size."""
@@ -156,7 +156,7 @@ def trace_to_html(
         APPENDIX=appendix,
         SCRIPT=_SCRIPT,
         DATA=data,
-        CHART=_chart(svg) if svg else _NO_CHART,
+        CHART=embedded_chart(svg) if svg else _NO_CHART,
     )
 
 
@@ -218,7 +218,9 @@ step. The address (#step=N) opens the step shown.</p>
 </html>
 """
 
-_CSS = """body { font-family: Helvetica, Arial, sans-serif; margin: 1em; color: #222; }
+# The frame both pages (this report and `verify explore`'s) share: the chart beside a side
+# column of controls and tables.
+PAGE_CSS = """body { font-family: Helvetica, Arial, sans-serif; margin: 1em; color: #222; }
 h1 { font-size: 1.25em; margin: 0 0 .3em; overflow-wrap: anywhere; }
 h2 { font-size: 1em; margin: 1.2em 0 .4em; }
 .meta { color: #555; font-size: .9em; margin-bottom: .8em; overflow-wrap: anywhere; }
@@ -226,10 +228,15 @@ h2 { font-size: 1em; margin: 1.2em 0 .4em; }
   gap: 1.2em; align-items: start; }
 .chart-col { position: sticky; top: 1em; max-height: calc(100vh - 2em); display: flex;
   flex-direction: column; min-width: 0; }
-.chart-tools { display: flex; gap: .8em; align-items: center; padding: .3em 0;
+.chart svg { display: block; width: 100%; height: auto; }
+.side { min-width: 0; }
+"""
+
+_CSS = (
+    PAGE_CSS
+    + """.chart-tools { display: flex; gap: .8em; align-items: center; padding: .3em 0;
   font-size: .85em; color: #777; }
 .chart { overflow: auto; border: 1px solid #e3e3e3; min-height: 0; flex: 1 1 auto; }
-.chart svg { display: block; width: 100%; height: auto; }
 .chart.actual svg { width: auto; max-width: none !important; }
 .chart rect.band { fill: #dbe7fb; pointer-events: none; }
 .chart rect.band.target { fill: #f1f5fd; stroke: #0b57d0; stroke-dasharray: 4 3;
@@ -243,7 +250,6 @@ h2 { font-size: 1em; margin: 1.2em 0 .4em; }
 .chart g.loop.current path, .chart g.loop.current polygon { stroke: #0b57d0; }
 .chart g.loop.current polygon { fill: #0b57d0; }
 .chart g.current polygon[fill="transparent"] { stroke: none; }  /* hit boxes stay unseen */
-.side { min-width: 0; }
 .controls { display: flex; gap: .5em; align-items: center; padding: .4em 0;
   position: sticky; top: 0; background: #fff; z-index: 1; }
 .controls input[type=range] { flex: 1; min-width: 4em; }
@@ -274,6 +280,7 @@ table.steps tr.current { background: #dbe7fb; font-weight: bold; }
 .loop-mark { color: #0b57d0; font-weight: normal; }
 .note { color: #777; font-size: .85em; }
 """
+)
 
 _SCRIPT = """(function () {
   "use strict";

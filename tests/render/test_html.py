@@ -19,7 +19,7 @@ from leadercheck.checker.properties import always
 from leadercheck.checker.render.context import TraceContext
 from leadercheck.checker.render.html import _plain, trace_to_html
 from leadercheck.checker.search import check
-from tests.render.conftest import ARTIFACTS
+from tests.conftest import ARTIFACTS
 from tests.toys import Counter
 
 

@@ -4,13 +4,12 @@ a lasso going round)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.render.conftest import ARTIFACTS
+from tests.conftest import ARTIFACTS
 
 LAST = {"bully-flapping": 18, "lease-no-fencing": 10}
 IN_VIEW = """n => [...document.querySelectorAll('.chart .step-' + n)].map(e => {
@@ -38,16 +37,6 @@ BLANK_IN_ROW = """i => {  // a point in step i's row (the middle of its own elem
   }
   return null;
 }"""
-
-
-@pytest.fixture
-def tab(browser: Any) -> Iterator[Any]:
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    yield page
-    page.close()
-    assert not errors
 
 
 def _open(tab: Any, pages: Path, name: str, hash: str = "") -> None:

@@ -1,0 +1,335 @@
+"""`verify explore`: its JSON API on a server in a thread (states by path, bad links, one
+browser at a time, a model that raises, the jump to a violation), the command line (a port
+in use, Ctrl-C), and the page in headless Chromium, walked to a violation by hand."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.cookiejar import CookieJar
+from pathlib import Path
+from typing import Any
+from urllib.error import HTTPError
+from urllib.request import HTTPCookieProcessor, ProxyHandler, Request, build_opener
+
+import pytest
+from click.testing import CliRunner
+
+from leadercheck.checker.app.explore import (
+    BUSY,
+    MAX_BODY,
+    MAX_STEPS,
+    Exploration,
+    ExploreServer,
+    exploration_of,
+)
+from leadercheck.checker.app.main import main
+from leadercheck.checker.guard import GuardedModel
+from leadercheck.models.catalogue import lookup
+from tests.conftest import ARTIFACTS
+from tests.helpers import run_interrupted
+from tests.user_models.escaping import Escaping, claims
+
+PROTOCOL = "lease-no-fencing"
+CLAIM = "no-stale-write"
+VERIFY = [sys.executable, "-c", "from leadercheck.checker.app.main import main; main()"]
+
+
+class Client:
+    """One browser's worth of HTTP: its own cookies, no proxy."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.opener = build_opener(ProxyHandler({}), HTTPCookieProcessor(CookieJar()))
+
+    def request(
+        self, path: str, body: bytes | None = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, str]:
+        req = Request(self.url + path.lstrip("/"), data=body, headers=headers or {})
+        try:
+            with self.opener.open(req, timeout=60) as response:
+                return response.status, response.read().decode("utf-8")
+        except HTTPError as exc:
+            return exc.code, exc.read().decode("utf-8")
+
+    def state(self, path: str = "", init: int = 0) -> dict[str, Any]:
+        status, text = self.request(f"/state?init={init}&path={path}")
+        assert status == 200, text
+        data: dict[str, Any] = json.loads(text)
+        return data
+
+    def jump(self, claim: str) -> dict[str, Any]:
+        status, text = self.request("/jump", json.dumps({"claim": claim}).encode())
+        assert status == 200, text
+        data: dict[str, Any] = json.loads(text)
+        return data
+
+
+@contextmanager
+def serving(exploration: Exploration) -> Iterator[ExploreServer]:
+    server = ExploreServer(exploration, 0)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        yield server
+    finally:
+        exploration.stop()
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[ExploreServer]:
+    with serving(exploration_of(PROTOCOL, None, ())) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def client(served: ExploreServer) -> Client:
+    """The first browser: it loads the page, so the session is its."""
+    first = Client(served.url)
+    status, page = first.request("/")
+    assert status == 200 and "<title>explore lease-no-fencing</title>" in page
+    return first
+
+
+def model_successors(path: list[int]) -> list[str]:
+    """The enabled actions' words after `path`, from a model of our own."""
+    entry = lookup(PROTOCOL)
+    model = entry.build(entry.resolve({}))
+    state = model.initial_states()[0]
+    for move in path:
+        state = list(model.successors(state))[move][1]
+    return [str(action) for action, _ in model.successors(state)]
+
+
+def test_the_initial_states_actions_are_the_models_successors(client: Client) -> None:
+    data = client.state()
+    assert [a["index"] for a in data["actions"]] == list(range(len(data["actions"])))
+    assert [a["text"] for a in data["actions"]] == model_successors([])
+    assert [s["text"] for s in data["steps"]] == ["initial state"]
+    assert data["steps"][0]["summary"]["n1"] == "follower"
+    assert data["broken"] == [] and data["path"] == [] and data["init"] == 0
+    assert data["chart"].startswith("<svg")
+
+
+def test_actions_taken_by_index_and_taken_back(client: Client) -> None:
+    first = client.state()
+    one = client.state("0")
+    assert one["steps"][1]["text"] == first["actions"][0]["text"]
+    two = client.state("0.3")
+    assert two["path"] == [0, 3]
+    assert [s["text"] for s in two["steps"][1:]] == [
+        first["actions"][0]["text"],
+        one["actions"][3]["text"],
+    ]
+    assert [a["text"] for a in two["actions"]] == model_successors([0, 3])
+    assert client.state("0") == one  # back: the same state, the same chart
+    assert client.state() == first
+
+
+@pytest.mark.parametrize(
+    "query, status",
+    [
+        ("init=1", 404),
+        ("path=99", 404),
+        ("path=0.0.99", 404),
+        ("init=x", 400),
+        ("path=abc", 400),
+        ("path=0..1", 400),
+        ("path=-1", 400),
+        ("path=1e3", 400),
+        ("init=0&init=0", 400),
+        ("path=" + ".".join(["0"] * (MAX_STEPS + 1)), 400),
+    ],
+)
+def test_a_bad_link_is_one_line_of_json_and_the_server_goes_on(
+    client: Client, query: str, status: int
+) -> None:
+    got, text = client.request(f"/state?{query}")
+    assert got == status
+    body = json.loads(text)
+    assert list(body) == ["error"] and "\n" not in body["error"] and body["error"]
+    assert client.state("0")["path"] == [0]
+
+
+@pytest.mark.parametrize(
+    "path, body, headers, status",
+    [
+        ("/nowhere", None, {}, 404),
+        ("/jump", None, {}, 405),  # a GET
+        ("/jump", b"{not json", {}, 400),
+        ("/jump", b'{"claim": 3}', {}, 400),
+        ("/jump", b'{"claim": "no-such-claim"}', {}, 404),
+        ("/jump", b"x" * (MAX_BODY + 1), {}, 413),
+        ("/state?path=" + "1" * 70_000, None, {}, 414),  # http.server's own limit
+    ],
+)
+def test_a_bad_request_is_refused_in_one_line(
+    client: Client, path: str, body: bytes | None, headers: dict[str, str], status: int
+) -> None:
+    got, text = client.request(path, body, headers)
+    assert got == status
+    assert "\n" not in json.loads(text)["error"]
+    assert client.state()["path"] == []
+
+
+def test_a_second_browser_is_refused_and_a_reload_is_not(client: Client) -> None:
+    other = Client(client.url)
+    for path, body in (("/", None), ("/state?init=0&path=0", None), ("/jump", b"{}")):
+        status, text = other.request(path, body)
+        assert (status, text.strip()) == (409, BUSY)
+    status, page = client.request("/?init=0&path=0.1")  # the first browser reloads
+    assert status == 200 and "explore lease-no-fencing" in page
+    foreign = Client(client.url)
+    req_status, text = foreign.request("/state", headers={"Host": "evil.example:80"})
+    assert req_status == 403
+
+
+def test_jump_to_a_violation_is_verifys_shortest_counterexample(
+    client: Client, tmp_path: Path
+) -> None:
+    found = client.jump(CLAIM)
+    assert found["found"] and found["init"] == 0 and found["verdict"] == "VIOLATED"
+    state = client.state(".".join(map(str, found["path"])))
+    assert state["broken"] == [CLAIM]
+    assert [c["status"] for c in state["claims"] if c["name"] == CLAIM] == ["broken"]
+    before = client.state(".".join(map(str, found["path"][:-1])))
+    assert before["broken"] == []
+    checked = CliRunner().invoke(main, ["--protocol", PROTOCOL, "--json", "--out", str(tmp_path)])
+    assert checked.exit_code == 1, checked.output
+    report = json.loads(checked.stdout)
+    (shortest,) = [p["trace_length"] for p in report["properties"] if p["name"] == CLAIM]
+    assert found["length"] == len(found["path"]) == shortest
+    witness = client.jump("write-accepted")  # a `sometimes` claim: its witness
+    assert witness["found"] and witness["verdict"] == "HOLDS"
+    reached = client.state(".".join(map(str, witness["path"])))
+    assert [c["status"] for c in reached["claims"] if c["name"] == "write-accepted"] == ["met"]
+
+
+@pytest.mark.parametrize("how, where", [("exit1", "successors"), ("boom", "claim")])
+def test_a_model_that_raises_is_a_500_in_one_line_and_the_server_goes_on(
+    how: str, where: str
+) -> None:
+    model = GuardedModel(Escaping(how, where))
+    exploration = Exploration(model, claims(how, where), "escaping", {"limit": 12}, "escaping.py")
+    with serving(exploration) as server:
+        user = Client(server.url)
+        assert user.request("/")[0] == 200
+        assert user.state("1.1.1")["steps"][-1]["summary"] == {}  # state 6
+        status, text = user.request("/state?init=0&path=1.1.1.0")  # state 7 raises
+        assert status == 500
+        error = json.loads(text)["error"]
+        assert "\n" not in error
+        assert ("SystemExit" if how == "exit1" else "no escape 'boom'") in error
+        assert user.state("1")["path"] == [1]
+
+
+def test_a_port_in_use_is_one_line_and_exit_2() -> None:
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        result = CliRunner().invoke(main, ["explore", "--protocol", PROTOCOL, "--port", str(port)])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [
+        f"error: port {port} is in use (another `verify explore`?): give --port N, or "
+        "--port 0 for any free port"
+    ]
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--protocol", "lease-no-fenzing"], "unknown protocol 'lease-no-fenzing'"),
+        (["--protocol", PROTOCOL, "-p", "nodes=99"], "nodes"),
+        (["--protocol", PROTOCOL, "-p", "nodes"], "-p expects NAME=VALUE"),
+        (["--protocol", PROTOCOL, "--port", "70000"], "--port"),
+        ([], "--protocol"),
+    ],
+)
+def test_bad_arguments_are_one_line_and_exit_2(args: list[str], words: str) -> None:
+    result = CliRunner().invoke(main, ["explore", *args])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: ") and words in line
+
+
+def test_ctrl_c_stops_it_with_exit_0(tmp_path: Path) -> None:
+    done = run_interrupted(
+        [*VERIFY, "explore", "--protocol", PROTOCOL, "--port", "0"], tmp_path, after=4.0
+    )
+    assert done.returncode == 0, done.stderr
+    url, stopped = done.stdout.splitlines()
+    assert url.startswith("explore: http://127.0.0.1:") and url.endswith("/ (Ctrl-C stops)")
+    assert stopped == "explore: stopped"
+    assert done.stderr == ""
+
+
+# -- the page in headless Chromium ------------------------------------------------------
+
+
+def _at_step(tab: Any, n: int) -> None:
+    tab.wait_for_function(
+        "n => document.getElementById('step-no').textContent === String(n) && "
+        "document.querySelectorAll('#steps li').length === n + 1",
+        arg=n,
+    )
+
+
+def _broken(tab: Any) -> list[str]:
+    names: list[str] = tab.eval_on_selector_all(
+        "#claims li.broken", "lis => lis.map(li => li.dataset.claim)"
+    )
+    return names
+
+
+def test_the_page_walks_to_the_violation_by_hand_and_jumps_back_to_it(tab: Any) -> None:
+    path = exploration_of(PROTOCOL, None, ()).jump(CLAIM)["path"]
+    assert isinstance(path, list)
+    with serving(exploration_of(PROTOCOL, None, ())) as server:
+        tab.goto(server.url)
+        _at_step(tab, 0)
+        assert tab.url == server.url + "?init=0&path="
+        for n, move in enumerate(path, start=1):
+            tab.click(f"#actions button[data-index='{move}']")
+            _at_step(tab, n)
+        last = len(path)
+        link = server.url + "?init=0&path=" + ".".join(map(str, path))
+        assert tab.url == link
+        assert _broken(tab) == [CLAIM]
+        colour = tab.eval_on_selector(
+            f"#claims li[data-claim='{CLAIM}']", "li => getComputedStyle(li).color"
+        )
+        assert colour == "rgb(192, 57, 43)"
+        assert f"{CLAIM} broken" in tab.inner_text("#chart")  # the chart's verdict box
+        tab.screenshot(path=str(ARTIFACTS / "explore-violation.png"))
+
+        tab.click("#back")
+        _at_step(tab, last - 1)
+        assert _broken(tab) == []
+        assert tab.url == server.url + "?init=0&path=" + ".".join(map(str, path[:-1]))
+
+        tab.select_option("#claim-select", CLAIM)
+        assert tab.inner_text("#jump") == "Jump to violation"
+        tab.click("#jump")
+        _at_step(tab, last)
+        assert _broken(tab) == [CLAIM] and tab.url == link
+        assert f"{last} steps" in tab.inner_text("#status")
+        steps = tab.inner_text("#steps")
+
+        tab.reload()
+        _at_step(tab, last)
+        assert tab.url == link and _broken(tab) == [CLAIM]
+        assert tab.inner_text("#steps") == steps
+
+        tab.go_back()  # the address's history: the state before the jump
+        _at_step(tab, last - 1)
+        assert _broken(tab) == []
