@@ -38,6 +38,9 @@ class Property:
     description: str = ""
     explain: Callable[[Any], str] | None = None
     trigger: Callable[[Any], bool] | None = None  # LEADS_TO: None means "initially"
+    # SOMETIMES only: reaching it is bad news (a false failover), so its witness is drawn
+    # and written like a counterexample, though the claim's verdict is still HOLDS
+    finding: bool = False
 
     def why(self, state: Any) -> str:
         """The explanation for `state`, or the description when there is no explainer."""
@@ -59,9 +62,11 @@ def sometimes(
     predicate: Callable[[Any], bool],
     description: str = "",
     explain: Callable[[Any], str] | None = None,
+    finding: bool = False,
 ) -> Property:
-    """A reachability claim: holds with the shortest witness trace to a state where it is true."""
-    return Property(name, Kind.SOMETIMES, predicate, description, explain)
+    """A reachability claim: holds with the shortest witness trace to a state where it is
+    true. A `finding` is one whose witness is a problem found, written out and drawn."""
+    return Property(name, Kind.SOMETIMES, predicate, description, explain, finding=finding)
 
 
 def leads_to(

@@ -186,6 +186,7 @@ false_failover = sometimes(
     _deposed,
     "a finding: a healthy, connected leader loses the lease to another node",
     lambda s: "the lease passed to another node while its holder was up and healthy",
+    finding=True,
 )
 
 

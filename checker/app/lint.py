@@ -20,6 +20,7 @@ from leadercheck.checker.app.args import given_params
 from leadercheck.checker.app.modes import Call, Mode
 from leadercheck.checker.app.output import say, warn
 from leadercheck.checker.errors import LeadercheckError, ModelError
+from leadercheck.checker.render.lanes import chart_gaps
 
 LINT_STATES = 2000  # states whose successor order is compared under two hash seeds
 LINT_SEEDS = ("1", "2")
@@ -57,6 +58,8 @@ def run(call: Call) -> int:
             warn(f"warning: {warning}")
         digests = [_order_in_child(catalogue.model, name, values, seed) for seed in LINT_SEEDS]
         _same_order(name, digests)
+        for gap in chart_gaps([model.describe(s) for s in model.initial_states()]):
+            warn(f"note: {name}'s chart: {gap}")  # only once the model passed: errors are one line
         states = len(digests[0])
         say(
             f"{name}: ok: value semantics, immutability and a fixed successor order on "

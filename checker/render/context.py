@@ -47,4 +47,5 @@ class TraceContext:
             return self.title
         p = self.outcome
         n = len(self.trace)
-        return f"{self.protocol}: {p.prop.name} {p.verdict.value} in {n} step{'s' * (n != 1)}"
+        verdict = "found" if p.prop.finding else p.verdict.value
+        return f"{self.protocol}: {p.prop.name} {verdict} in {n} step{'s' * (n != 1)}"

@@ -13,11 +13,16 @@ uses them), a time column (`t=N` where the clock ticks) and a step column. Read 
   the initial state) and a wall between the sides; a node cut from the store as a band too;
 - messages sloped from the sender's lifeline at the step that sends them to the
   receiver's at the step that delivers them, one per recipient; a lost one ends in a cross;
+  one still in flight at the end is a short dashed stub toward its receiver, turned away
+  from the other lines at its sender (the stubs of one send to one side share a label);
 - calls within one step (to the store, to the storage) as level arrows, ending in a cross
   at the wall when a partition, a crash or a cut from the store stops them; the deciding step
   in red with the verdict box beside it, and a lasso's cycle as a bracket in the right
   margin ("repeats forever", the reason, what holds all through the cycle);
 - a legend at the top with only what the chart uses.
+
+Labels are placed clear of the text and marks (arrowheads, crosses, actor dots) already
+placed: `_Canvas.placed` holds their boxes.
 
 Positions are computed here and pinned (`layout=neato`, `pos="x,y!"`, `splines=line`), so
 the chart is the same on every run and every arrow ends exactly on a lifeline; `dot -Tsvg`
@@ -30,6 +35,7 @@ column), never memory addresses.
 from __future__ import annotations
 
 import html
+import math
 import re
 import textwrap
 from collections.abc import Iterable, Sequence
@@ -37,7 +43,7 @@ from dataclasses import dataclass, field
 
 import graphviz
 
-from leadercheck.checker.model import RECOVERY
+from leadercheck.checker.model import RECOVERY, Action
 from leadercheck.checker.render.context import TraceContext
 from leadercheck.checker.render.lanes import (
     DELIVERED,
@@ -61,6 +67,7 @@ INK = "#222222"
 MUTED = "#5d6d7e"
 LIFELINE = "#9aa5b1"
 RED = "#c0392b"
+STALE = "#b9770e"  # a stale leader: amber, not the red of two leaders in one epoch
 GREEN = "#1e7d32"
 LOSS = "#d35400"
 BAND = "#f5b041"  # a partitioned side
@@ -93,6 +100,12 @@ BAR_W = 12.0
 HEADER_H = 40.0
 TAIL = 40.0
 LEGEND_ROW = 20.0
+# A message still in flight at the end: a dashed stub this long from its sender, at one of
+# these angles below the level (degrees), kept this far from the other lines at that point.
+STUB_LEN = 56.0
+STUB_ANGLES = (35, 55, 20, 70, 45, 27, 62, 12)
+STUB_CLEAR = 15.0
+_STUB = {"style": "dashed", "penwidth": "1.3", "arrowhead": "open"}  # how a stub is drawn
 STEP_CHARS = 38
 
 EPOCH_MEANING = {
@@ -334,13 +347,15 @@ class _Chart:
         self.trace: Trace = ctx.trace
         self.lanes: Lanes = lanes(self.trace)
         self.last = len(self.trace)
-        self.accent = RED if ctx.kind == "counterexample" else GREEN
+        bad_news = ctx.kind == "counterexample" or ctx.outcome.prop.finding
+        self.accent = RED if bad_news else GREEN
         self.cols = self.lanes.columns
         self.x = {name: FIRST_LANE + k * LANE_W for k, name in enumerate(self.cols)}
         self.lanes_right = (
             FIRST_LANE + (len(self.cols) - 0.5) * LANE_W if self.cols else (STEP_LEFT + STEP_W + 24)
         )
         self.canvas = _Canvas()
+        self.arrows: list[tuple[float, float, float, float]] = []  # calls and messages drawn
         self.colour = {
             (lead.who, lead.start): PALETTE[k % len(PALETTE)]
             for k, lead in enumerate(self.lanes.leaderships)
@@ -415,6 +430,11 @@ class _Chart:
             out.append(("bar", "leader: bar while the node believes it leads"))
         if ln.split_brains():
             out.append(("bars", "two bars at once: two nodes both believe they lead"))
+        pairs = ln.split_brains()
+        if any(self._split(a, b) for a, b in pairs):
+            out.append(("brain", "two leaders of one epoch (split brain)"))
+        if any(not self._split(a, b) for a, b in pairs):
+            out.append(("stale", "stale leader: one that has not yet learnt a newer epoch began"))
         words = dict.fromkeys(lead.word for lead in ln.leaderships if lead.word)
         words.update(
             dict.fromkeys(f.word for row in ln.facts for f in row.values() if f.word == "term")
@@ -436,6 +456,8 @@ class _Chart:
             out.append(("cut", "cut from the store: the node cannot reach it"))
         if ln.messages:
             out.append(("message", "message: sent at one step, received at a later one"))
+        if any(m.fate == IN_FLIGHT for m in ln.messages):
+            out.append(("stub", "dashed stub: a message still in flight when the trace ends"))
         blocked = any(
             s.action is not None
             and s.action.target in self.x
@@ -502,8 +524,14 @@ class _Chart:
             self._cross(name, left + 13, y, css, tip)
         elif kind == "message":
             cv.segment(name, left, y + 5, left + 26, y - 5, css, tip, arrowhead="normal")
+        elif kind == "stub":
+            cv.segment(name, left, y - 5, left + 22, y + 5, css, tip, **_STUB)
         elif kind == "loop":
             self._bracket(name, left + 6, y - 7, y + 7, css, tip, tick=6)
+        elif kind in ("brain", "stale"):
+            color, dash = (RED, "dashed") if kind == "brain" else (STALE, "dotted")
+            cv.segment(name, left, y, left + 26, y, css, tip, color=color, penwidth="2",
+                       style=dash, dir="both", arrowsize="0.5")  # fmt: skip
 
     # header and rows -------------------------------------------------------------------------
 
@@ -661,6 +689,7 @@ class _Chart:
                     **_filled(color, "white"),
                     **{"class": _classes(i, kind="actor"), "tooltip": words},
                 )
+                cv.placed.append((x - 4, g.c(i) - 4, x + 4, g.c(i) + 4))  # no label over it
 
     def _cell_words(self, step: Step, name: str) -> str:
         f = self.facts(step.index, name)
@@ -903,7 +932,11 @@ class _Chart:
         self._split_brains()
 
     def _split_brains(self) -> None:
-        """A red double arrow between two bars where two nodes first both believe they lead."""
+        """Where two nodes first both believe they lead, a double arrow between their bars:
+        red, "two leaders", when they lead in one epoch (or the protocol has none), which is
+        what single-leader forbids; amber and dotted, "stale leader", when one still
+        believes an older epoch that another has replaced (single-leader per epoch holds;
+        what such a leader may still do is what no-stale-write judges)."""
         cv, g = self.canvas, self.grid
         pairs: set[frozenset[str]] = set()
         for k, (a, b) in enumerate(self.lanes.split_brains()):
@@ -914,11 +947,23 @@ class _Chart:
             left, right = sorted((a, b), key=lambda lead: self.x[lead.who])
             x1, x2 = self.x[left.who] + BAR_W / 2, self.x[right.who] - BAR_W / 2
             y = g.c(i) + (self.grid.heights[i] / 2 - 6 if i < self.last else 26)
-            css = _classes(i, kind="split-brain")
-            tip = (
-                f"from step {i}, {a.who} as {a.title} and {b.who} as {b.title}: "
-                "two nodes both believe they lead"
-            )
+            split = self._split(a, b)
+            kind, color, style, words = _MARKERS[split]
+            css = _classes(i, kind=kind)
+            if split:
+                tip = (
+                    f"from step {i}, {a.who} as {a.title} and {b.who} as {b.title}: "
+                    "two nodes both believe they lead"
+                )
+            else:
+                # the stale one first: no longer leading in its view, else the older epoch
+                old, new = sorted(
+                    (a, b), key=lambda lead: (self.facts(i, lead.who).leads, lead.epoch or 0)
+                )
+                tip = (
+                    f"from step {i}, {old.who} still believes it is {old.title} while {new.who} "
+                    f"is {new.title}: a stale belief, not two leaders of one epoch"
+                )
             cv.segment(
                 f"brain{k}",
                 x1,
@@ -927,9 +972,9 @@ class _Chart:
                 y,
                 css,
                 tip,
-                color=RED,
+                color=color,
                 penwidth="2",
-                style="dashed",
+                style=style,
                 dir="both",
                 arrowhead="normal",
                 arrowtail="normal",
@@ -940,15 +985,23 @@ class _Chart:
                 f"brain{k}_tag",
                 (x1 + x2) / 2,
                 y + 10,
-                ["two leaders"],
+                [words],
                 css,
                 tip,
                 size=SMALL,
-                color=RED,
+                color=color,
                 align="CENTER",
                 bold_first=True,
                 bgcolor="#ffffffd0",
             )
+
+    def _split(self, a: Leadership, b: Leadership) -> bool:
+        """Two leaders as the claims count them where both bars first stand: both lead in
+        their views (not only in a belief a pause froze) and in one epoch, or in a protocol
+        without epochs. Otherwise one of them is a stale leader."""
+        i = max(a.start, b.start)
+        both = self.facts(i, a.who).leads and self.facts(i, b.who).leads
+        return both and _same_epoch(a, b)
 
     def _pauses(self) -> None:
         cv, g = self.canvas, self.grid
@@ -1074,11 +1127,12 @@ class _Chart:
             stop = self._blocked_at(act.actor, act.target, i)
             width = "2.2" if deciding else "1.2"
             if stop is None:
+                end = self.edge_x(act.target, i, x1)
                 cv.segment(
                     f"call{i}",
                     start,
                     y,
-                    self.edge_x(act.target, i, x1),
+                    end,
                     y,
                     css,
                     words,
@@ -1086,16 +1140,18 @@ class _Chart:
                     color=color,
                     penwidth=width,
                 )
+                self._head(start, y, end, y)
             else:  # it cannot get there: across a partition, to a crashed or cut-off lane
                 cv.segment(f"call{i}", start, y, stop, y, css, words, color=color, penwidth=width)
                 self._cross(f"call{i}_lost", stop, y, css, words)
-                x2 = stop
+                x2 = end = stop
+            self.arrows.append((start, y, end, y))
             cv.text(
                 LABELS,
                 f"call{i}_tag",
                 (x1 + x2) / 2,
                 y - 9,
-                [act.name],
+                [_call_label(act)],
                 css,
                 words,
                 color=color,
@@ -1121,10 +1177,17 @@ class _Chart:
         return None
 
     def _messages(self) -> None:
+        """Every message as a line (the stubs of those still in flight last, each turned away
+        from the lines already drawn where it starts), then every label, so that a label
+        keeps clear of the arrowheads and crosses of all of them."""
         cv, g = self.canvas, self.grid
-        for k, m in enumerate(self.lanes.messages):
-            if m.sender not in self.x or m.receiver not in self.x:
-                continue
+        drawn: list[tuple[int, Message, float, float, float, float, str]] = []
+        shown = [
+            (k, m)
+            for k, m in enumerate(self.lanes.messages)
+            if m.sender in self.x and m.receiver in self.x
+        ]
+        for k, m in sorted(shown, key=lambda km: km[1].fate == IN_FLIGHT):
             xs, xr = self.x[m.sender], self.x[m.receiver]
             y1 = g.c(m.sent) if m.sent else g.c(0)
             x1 = self.edge_x(m.sender, m.sent, xr)
@@ -1146,28 +1209,31 @@ class _Chart:
                     color=color,
                     penwidth="2.2" if deciding else "1.3",
                 )
+                self._head(x1, y1, x2, y2)
             elif m.fate == LOST and m.ended is not None:
                 x2, y2 = x1 + (xr - x1) * 0.42, g.c(m.ended)
                 cv.segment(f"msg{k}", x1, y1, x2, y2, css, tip, color=color, penwidth="1.3")
                 self._cross(f"msg{k}_lost", x2, y2, css, tip)
             else:  # IN_FLIGHT at the end: a stub, on its way
-                x2, y2 = x1 + (xr - x1) * 0.3, y1 + ROW_H * 0.5
-                cv.segment(
-                    f"msg{k}",
-                    x1,
-                    y1,
-                    x2,
-                    y2,
-                    css,
-                    tip,
-                    color=color,
-                    style="dashed",
-                    penwidth="1.3",
-                    arrowhead="open",
-                )
-            label = {DELIVERED: m.kind, LOST: f"{m.kind} to {m.receiver}"}.get(
-                m.fate, f"{m.kind} to {m.receiver}, in flight"
+                x2, y2 = self._stub_end(x1, y1, xr)
+                cv.segment(f"msg{k}", x1, y1, x2, y2, css, tip, color=color, **_STUB)
+                self._head(x1, y1, x2, y2)
+            self.arrows.append((x1, y1, x2, y2))
+            drawn.append((k, m, x1, y1, x2, y2, color))
+        # One label per message; the stubs of one send that fan out to one side share one.
+        labelled: dict[tuple[object, ...], list[tuple[int, Message, float, float]]] = {}
+        for k, m, x1, _, x2, y2, color in sorted(drawn, key=lambda d: d[0]):
+            fan = ("fan", m.sender, m.sent, x2 >= x1, m.kind, color)
+            key = fan if m.fate == IN_FLIGHT else (k,)
+            labelled.setdefault(key, []).append((k, m, x2, y2))
+        places = {d[0]: d for d in drawn}
+        for group in labelled.values():
+            k, m, x1, y1, _, _, color = places[group[0][0]]
+            to = ", ".join(
+                d[1].receiver for d in sorted(group, key=lambda d: self.x[d[1].receiver])
             )
+            label = m.kind if m.fate == DELIVERED else f"{m.kind} to {to}"
+            x2, y2 = sum(d[2] for d in group) / len(group), max(d[3] for d in group)
             x, y = self._label_spot(label, x1, y1, x2, y2, m.fate != DELIVERED)
             cv.text(
                 LABELS,
@@ -1175,24 +1241,62 @@ class _Chart:
                 x,
                 y,
                 [label],
-                css,
-                tip,
+                _classes(
+                    *(step for d in group for step in (d[1].sent, d[1].ended)), kind="message"
+                ),
+                "; ".join(self._message_words(d[1]) for d in group),
                 color=color,
                 align="CENTER",
                 bgcolor="#ffffffb0",
             )
 
+    def _stub_end(self, x1: float, y1: float, toward: float) -> tuple[float, float]:
+        """Where the stub of a message still in flight at the end stops: STUB_LEN from
+        (x1, y1) down toward its receiver's side, at the first of STUB_ANGLES at least
+        STUB_CLEAR degrees from every line already drawn from or to that point (else the
+        one farthest from them): stubs of one broadcast fan out, none runs along a message."""
+        side = 1.0 if toward >= x1 else -1.0
+        taken = []
+        for ax, ay, bx, by in self.arrows:
+            if abs(ax - x1) <= BAR_W and abs(ay - y1) < 0.5:
+                taken.append(math.atan2(by - y1, bx - x1))
+            elif abs(bx - x1) <= BAR_W and abs(by - y1) < 0.5:
+                taken.append(math.atan2(ay - y1, ax - x1))
+        best, clearest = (x1, y1), -1.0
+        for angle in STUB_ANGLES:
+            dx, dy = side * math.cos(math.radians(angle)), math.sin(math.radians(angle))
+            way = math.atan2(dy, dx)
+            clear = min(
+                (abs(math.degrees((way - t + math.pi) % (2 * math.pi) - math.pi)) for t in taken),
+                default=180.0,
+            )
+            end = (x1 + STUB_LEN * dx, y1 + STUB_LEN * dy)
+            if clear >= STUB_CLEAR:
+                return end
+            if clear > clearest:
+                best, clearest = end, clear
+        return best
+
+    def _head(self, x1: float, y1: float, x2: float, y2: float) -> None:
+        """Keep labels off the arrowhead at (x2, y2) of the line from (x1, y1)."""
+        length = math.hypot(x2 - x1, y2 - y1) or 1.0
+        bx, by = x2 - (x2 - x1) / length * 10, y2 - (y2 - y1) / length * 10
+        self.canvas.placed.append(
+            (min(x2, bx) - 4, min(y2, by) - 4, max(x2, bx) + 4, max(y2, by) + 4)
+        )
+
     def _label_spot(
-        self, label: str, x1: float, y1: float, x2: float, y2: float, lost: bool = False
+        self, label: str, x1: float, y1: float, x2: float, y2: float, short: bool = False
     ) -> tuple[float, float]:
         """The first spot where the label of the line from (x1, y1) to (x2, y2) overlaps no
-        text placed so far: along the line, just above or below it (a line that ends short
-        of its lane: first around its end). Else the least crowded spot."""
+        text or mark placed so far: along the line, just above or below it (a line that
+        ends short of its lane, lost or still in flight: first around its end, clear of
+        its cross or head). Else the least crowded spot."""
         w = _width(label, SMALL) / 2 + 8
         ahead = w if x2 >= x1 else -w
         spots = (
-            [(x2, y2 + 8 + LINE_H * k) for k in range(3)] + [(x2 + ahead, y2), (x2, y2 - 12)]
-            if lost
+            [(x2, y2 + 14 + LINE_H * k) for k in range(3)] + [(x2 + ahead, y2), (x2, y2 - 14)]
+            if short
             else []
         )
         spots += [
@@ -1343,6 +1447,30 @@ def _legend_layout(texts: Sequence[str], room: float) -> tuple[int, list[float]]
         if sum(widths) <= room or columns == 1:
             return rows, widths
     raise AssertionError("unreachable")
+
+
+# The marker between two bars at once: (css kind, colour, line style, words), by whether
+# the two are leaders of one epoch (a split brain) or one of them is stale.
+_MARKERS = {
+    True: ("split-brain", RED, "dashed", "two leaders"),
+    False: ("stale", STALE, "dotted", "stale leader"),
+}
+
+_CARRIED = re.compile(r"\b(token|term|epoch|znode) (\d+)\b")
+
+
+def _call_label(action: Action) -> str:
+    """A call's words on its arrow: a write to the storage says the epoch it carries,
+    `write (token 1)`, as its note names it first, since that is what fencing compares."""
+    found = _CARRIED.search(str(action.note)) if action.target == "storage" else None
+    return f"{action.name} ({found.group(1)} {found.group(2)})" if found else action.name
+
+
+def _same_epoch(a: Leadership, b: Leadership) -> bool:
+    """Two leaderships in one epoch, or in a protocol without epochs (none, or only the
+    checker's ghost count, shown as "epoch"): single-leader then forbids the pair."""
+    ghost = "epoch" in (a.word, b.word)
+    return ghost or a.epoch is None or b.epoch is None or a.epoch == b.epoch
 
 
 def _filled(fill: str, line: str = "") -> dict[str, str]:

@@ -69,9 +69,14 @@ def write_trace_files(
 
 
 def file_stems(name: str, result: CheckResult) -> dict[str, str]:
-    """`<protocol>` for the first violated property, `<protocol>.<property>` for any others."""
+    """`<protocol>` for the first violated property, `<protocol>.<property>` for any others
+    and for each finding reached (a `sometimes` claim whose witness is a problem)."""
     violated = [r.prop.name for r in result.results if r.verdict is Verdict.VIOLATED and r.trace]
-    return {prop: name if k == 0 else f"{name}.{prop}" for k, prop in enumerate(violated)}
+    stems = {prop: name if k == 0 else f"{name}.{prop}" for k, prop in enumerate(violated)}
+    for r in result.results:
+        if r.prop.finding and r.verdict is Verdict.HOLDS and r.trace:
+            stems[r.prop.name] = f"{name}.{r.prop.name}"
+    return stems
 
 
 def write_counterexamples(

@@ -1,16 +1,22 @@
 """Self-contained HTML: a page to step through one trace offline, and the gate's index page.
 
 A trace page is one file, no network: the SVG sequence chart, a small script and the trace
-itself (as JSON) are inline. The chart sits beside the state table and stays in view
-(sticky); it is scaled to its column. The current step is highlighted in the chart (its
-label, cells and arrows: the elements Graphviz writes with the class `step-<i>`, see
-render/dot.py) and scrolled into view when it is not; a click on a step's row or arrow in
-the chart, or on a row of the step list, goes to that step. A slider, the buttons and the
-keys (Left/Right or p/n, Home/End) step; `#step=N` in the address opens a step and follows
-the stepping. In a lasso, the step after the last goes back to where the loop starts. The
-state table shows every participant's full state at the current step, each changed field
-as `old -> new`; the deciding step shows the broken property and why. Only deterministic
-statistics are shown (no timings), so the same trace gives the same bytes.
+itself (as JSON) are inline. The chart is never drawn below LEGIBLE (0.7) of its natural
+size and scrolls in its box where it is wider: it spans the page above the state table and
+the step list, or, in a window wide enough for it beside the table (a breakpoint from the
+chart's own width), stands beside them and stays in view (sticky). The page opens at the
+deciding step (the last: where the property broke or was met, where a lasso's loop
+closes) unless `#step=N` in the address names another; the address then follows the
+stepping. The current step is highlighted in the chart (its label, cells and arrows: the
+elements Graphviz writes with the class `step-<i>`, see render/dot.py) and the chart's box
+scrolled to it when it is out of view; a click on a step's row or arrow in the chart, or
+on a row of the step list, goes to that step. A slider, the buttons and the keys
+(Left/Right or p/n, Home/End) step. In a lasso, the step after the last goes back to where
+the loop starts. The state table shows every participant's full state at the current
+step, each changed field as `old -> new`, or, for a collection (a list, a set, a string
+that renders a flat one), element by element (`element_diff`: `+added`, `-removed`); the
+deciding step shows the broken property and why. Only deterministic statistics are shown
+(no timings), so the same trace gives the same bytes.
 
 The index (`verify --all --html DIR`) has one pill per protocol coloured by the gate's
 judgement (green as expected, red a finding, grey incomplete) and a table of every
@@ -19,10 +25,13 @@ property with a link to each page, the distinct states and the search time.
 
 from __future__ import annotations
 
+import ast
 import html
 import json
+import math
 import re
 from collections.abc import Mapping
+from difflib import SequenceMatcher
 
 from leadercheck.checker.gate import CaseOutcome, GateReport
 from leadercheck.checker.render.context import TraceContext
@@ -48,6 +57,83 @@ def _plain(value: object, nested: bool = False) -> str:
     return f"({text})" if nested else text
 
 
+_WRAPPED = re.compile(r"(?:frozenset|set)\((.*)\)", re.S)  # a set's repr: frozenset({1, 2})
+_SCALAR = (str, int, float, bool, type(None))
+
+
+def _read_collection(text: str) -> list[object] | set[object] | tuple[object, ...] | None:
+    """A string that renders a flat collection, `{1, 2}`, `('a', 'b')`, `[3]`, `set()` or
+    `frozenset({'n1'})` (as `repr` writes them), read back; None for any other string, a
+    nested collection among them (its elements would not read alone)."""
+    text = text.strip()
+    wrapped = _WRAPPED.fullmatch(text)
+    if wrapped:
+        text = wrapped.group(1).strip() or "()"
+    elif not text.startswith(("{", "(", "[")):
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if wrapped and isinstance(value, (list, tuple)):
+        value = set(value)
+    if not isinstance(value, (list, tuple, set)):
+        return None
+    return value if all(isinstance(v, _SCALAR) for v in value) else None
+
+
+def _members(value: object) -> list[str] | None:
+    """A collection's elements as the page shows each (a set's sorted, as `_plain` lists
+    them); None for a value that is no collection."""
+    if isinstance(value, str):
+        value = _read_collection(value)
+    if isinstance(value, (set, frozenset)):
+        return [_plain(v, True) for v in sorted(value, key=str)]
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, True) for v in value]
+    return None
+
+
+def element_diff(old: object, new: object) -> list[tuple[str, str]] | None:
+    """How a collection field changed, element by element and in order: `("=", x)` kept,
+    `("-", x)` removed, `("+", x)` added. A list (a JSON one, a tuple) is compared in its
+    order, a set (or a string that renders one) as its sorted elements. None when either
+    value is no collection (a scalar, a nested or unreadable string: the page shows
+    `old -> new`) or no element was added or removed."""
+    was, now = _members(old), _members(new)
+    if was is None or now is None:
+        return None
+    marked: list[tuple[str, str]] = []
+    for op, i1, i2, j1, j2 in SequenceMatcher(None, was, now, autojunk=False).get_opcodes():
+        if op == "equal":
+            marked += [("=", x) for x in now[j1:j2]]
+        else:  # a replacement reads as its removed elements, then its added ones
+            marked += [("-", x) for x in was[i1:i2]] + [("+", x) for x in now[j1:j2]]
+    return marked if any(mark != "=" for mark, _ in marked) else None
+
+
+def _participant(
+    name: str,
+    summary: str,
+    fields: Mapping[str, object],
+    before: Mapping[str, object] | None,
+) -> dict[str, object]:
+    """One participant at one step; `diffs` has each collection field changed since
+    `before` (the same participant a step earlier), element by element."""
+    shown = {k: _plain(v) for k, v in fields.items()}
+    diffs: dict[str, list[tuple[str, str]]] = {}
+    for key, value in fields.items():
+        if before is None or key not in before or _plain(before[key]) == shown[key]:
+            continue
+        marked = element_diff(before[key], value)
+        if marked is not None:
+            diffs[key] = marked
+    entry: dict[str, object] = {"name": name, "summary": summary, "fields": shown}
+    if diffs:
+        entry["diffs"] = diffs
+    return entry
+
+
 def _data(ctx: TraceContext) -> dict[str, object]:
     trace = ctx.trace
     steps = [
@@ -55,15 +141,16 @@ def _data(ctx: TraceContext) -> dict[str, object]:
             "index": step.index,
             "text": str(step.action) if step.action else "initial state",
             "participants": [
-                {
-                    "name": name,
-                    "summary": step.summary.get(name, ""),
-                    "fields": {k: _plain(v) for k, v in fields.items()},
-                }
+                _participant(
+                    name,
+                    step.summary.get(name, ""),
+                    fields,
+                    trace.steps[k - 1].view.get(name) if k > 0 else None,
+                )
                 for name, fields in step.view.items()
             ],
         }
-        for step in trace.steps
+        for k, step in enumerate(trace.steps)
     ]
     loop = trace.loop_from
     return {
@@ -77,19 +164,26 @@ def _data(ctx: TraceContext) -> dict[str, object]:
     }
 
 
+_WIDTH = re.compile(r'<svg width="([\d.]+)pt"')
 _TITLED = re.compile(r'<title>[^<]*</title>(\s*<g id="a_[^"]*"><a) xlink:title="([^"]*)">')
 
 
 def embedded_chart(svg: str) -> str:
     """Graphviz's SVG as the page embeds it: no prolog or comments; each element's <title>
-    (the Graphviz id, such as `c3_2`) replaced by its tooltip in words; scaled to the
-    column, never beyond its natural size."""
+    (the Graphviz id, such as `c3_2`) replaced by its tooltip in words; never wider than
+    its natural size (the page's style sets how wide below that)."""
     svg = re.sub(r"<!--.*?-->\n?", "", svg[svg.find("<svg") :], flags=re.S)
     svg = _TITLED.sub(r"<title>\2</title>\1>", svg)
     svg = re.sub(r' xlink:title="[^"]*"', "", svg)  # the <title> of its element says it
-    width = re.search(r'<svg width="([\d.]+)pt"', svg)
+    width = _WIDTH.search(svg)
     natural = f' style="max-width: {width.group(1)}pt"' if width else ""
     return svg.replace("<svg ", f'<svg id="diagram"{natural} ', 1)
+
+
+def _natural_width(svg: str) -> float | None:
+    """The chart's own width in points, as Graphviz writes it (`<svg width="1479pt"`)."""
+    width = _WIDTH.search(svg)
+    return float(width.group(1)) if width else None
 
 
 _NO_CHART = "<p class='note'>No diagram: Graphviz `dot` was not available.</p>"
@@ -142,6 +236,11 @@ def trace_to_html(
             "shortened"
         )
     last = len(ctx.trace)
+    prop = html.escape(ctx.outcome.prop.name)
+    if ctx.trace.loop_from is not None:
+        opens = f"step {last}, where the loop closes"
+    else:
+        opens = f"step {last}, where <b>{prop}</b> is {verdict}"
     return _fill(
         _PAGE,
         TITLE=html.escape(ctx.headline),
@@ -149,10 +248,10 @@ def trace_to_html(
         FACTS=html.escape(facts),
         LAST=str(last),
         KIND="counterexample" if ctx.kind == "counterexample" else "witness",
-        VERDICT=f"step {last}: <b>{html.escape(ctx.outcome.prop.name)}</b> {verdict}: "
-        f"{html.escape(ctx.outcome.reason)}",
+        VERDICT=f"step {last}: <b>{prop}</b> {verdict}: {html.escape(ctx.outcome.reason)}",
+        OPENS=opens,
         STEPS=_step_rows(ctx),
-        CSS=_CSS + appendix_css,
+        CSS=_CSS + _layout_css(_natural_width(svg) if svg else None) + appendix_css,
         APPENDIX=appendix,
         SCRIPT=_SCRIPT,
         DATA=data,
@@ -179,7 +278,7 @@ _PAGE = """<!DOCTYPE html>
 <h1>@TITLE@</h1>
 <div class="meta">parameters: @PARAMS@<br>@FACTS@</div>
 </header>
-<main class="layout">
+<main class="trace-layout">
 <section class="chart-col" aria-label="sequence chart">
 <div class="chart-tools">
   <button id="zoom" type="button" title="the chart at its natural size (z)">actual size</button>
@@ -187,27 +286,31 @@ _PAGE = """<!DOCTYPE html>
 </div>
 <div class="chart" id="chart">@CHART@</div>
 </section>
-<section class="side">
+<section class="state-col" aria-label="the current step">
 <div class="controls">
   <button id="prev" type="button" title="previous step (left arrow, p)">&larr; prev</button>
-  <input id="slider" type="range" min="0" max="@LAST@" value="0" aria-label="step">
+  <input id="slider" type="range" min="0" max="@LAST@" value="@LAST@" aria-label="step">
   <button id="next" type="button" title="next step (right arrow, n)">next &rarr;</button>
-  <span class="where">step <b id="step-no">0</b> of @LAST@</span>
+  <span class="where">step <b id="step-no">@LAST@</b> of @LAST@</span>
 </div>
 <div id="step-text"></div>
 <div id="loop-note"></div>
-<div id="verdict">@VERDICT@</div>
+<div id="verdict" class="shown">@VERDICT@</div>
 <table class="state">
-  <thead><tr><th class="who">participant</th><th>state (changed: old &rarr; new)</th></tr>
+  <thead><tr><th class="who">participant</th>
+  <th>state (changed: old &rarr; new, or <ins>+added</ins> <del class="gone">&minus;removed</del>)
+  </th></tr>
   </thead>
   <tbody id="state"></tbody>
 </table>
+</section>
+<section class="steps-col" aria-label="the steps">
 <h2>Steps</h2>
 <table class="steps"><tbody id="steps">
 @STEPS@
 </tbody></table>
-<p class="note">Keys: &larr; &rarr; or p n step, Home and End go to the first and the last
-step. The address (#step=N) opens the step shown.</p>
+<p class="note">The page opens at @OPENS@. Keys: &larr; &rarr; or p n step, Home and
+End go to the first and the last step. The address (#step=N) opens the step shown.</p>
 </section>
 </main>
 @APPENDIX@
@@ -218,26 +321,74 @@ step. The address (#step=N) opens the step shown.</p>
 </html>
 """
 
-# The frame both pages (this report and `verify explore`'s) share: the chart beside a side
-# column of controls and tables.
-PAGE_CSS = """body { font-family: Helvetica, Arial, sans-serif; margin: 1em; color: #222; }
+_BASE_CSS = """body { font-family: Helvetica, Arial, sans-serif; margin: 1em; color: #222; }
 h1 { font-size: 1.25em; margin: 0 0 .3em; overflow-wrap: anywhere; }
 h2 { font-size: 1em; margin: 1.2em 0 .4em; }
 .meta { color: #555; font-size: .9em; margin-bottom: .8em; overflow-wrap: anywhere; }
-.layout { display: grid; grid-template-columns: minmax(0, 1fr) clamp(20em, 34vw, 36em);
+"""
+
+# `verify explore`'s frame: the chart, scaled to its column, beside a side column of
+# controls and tables.
+PAGE_CSS = (
+    _BASE_CSS
+    + """.layout { display: grid; grid-template-columns: minmax(0, 1fr) clamp(20em, 34vw, 36em);
   gap: 1.2em; align-items: start; }
 .chart-col { position: sticky; top: 1em; max-height: calc(100vh - 2em); display: flex;
   flex-direction: column; min-width: 0; }
 .chart svg { display: block; width: 100%; height: auto; }
 .side { min-width: 0; }
 """
+)
+
+# The trace page's chart is never drawn below LEGIBLE of its natural size (its 11 and 12 pt
+# labels stay 10 px or more); where its box is narrower it scrolls. At the window widths
+# most pages are read at (1000 to 1900 px) no column beside the state table holds the
+# chart at that scale, so the chart spans the page above two columns, the current step's
+# state and the list of steps. Only a window wide enough for the chart at LEGIBLE beside
+# a SIDE_EM-wide column (the page's own breakpoint, from its chart's width) puts the state
+# table beside the chart, which then stays in view (sticky) as the page scrolls.
+LEGIBLE = 0.7
+SIDE_EM = 30
+_BESIDE_EXTRA_PX = SIDE_EM * 16 + 20 + 32 + 24  # the side column, the gap, the page's margins,
+# the chart's border and a scroll bar, in CSS px (1em = 16 px)
+
+
+def _layout_css(natural_pt: float | None) -> str:
+    """The trace page's layout: stacked, and side by side from the width at which the
+    chart (`natural_pt` wide, None when there is no chart) fits beside the table."""
+    stacked = """.trace-layout { display: grid; gap: .2em 1.2em; align-items: start;
+  grid-template-columns: minmax(0, 3fr) minmax(0, 2fr);
+  grid-template-areas: "chart chart" "state steps"; }
+.chart-col { grid-area: chart; display: flex; flex-direction: column; min-width: 0; }
+.state-col { grid-area: state; min-width: 0; }
+.steps-col { grid-area: steps; min-width: 0; }
+.chart { overflow: auto; border: 1px solid #e3e3e3; max-height: 58vh; min-height: 6em; }
+.chart #diagram { display: block; height: auto; width: 100%; }
+.chart.actual #diagram { width: auto; max-width: none !important; }
+@media (max-width: 760px) {
+  .trace-layout { grid-template-columns: minmax(0, 1fr);
+    grid-template-areas: "chart" "state" "steps"; } }
+"""
+    if natural_pt is None:
+        return stacked
+    least = math.ceil(natural_pt * 4 / 3 * LEGIBLE) + 1  # CSS px (3 pt = 4 px), never below
+    beside = least + _BESIDE_EXTRA_PX
+    return (
+        stacked
+        + f""".chart #diagram {{ width: max(100%, {least}px); }}
+@media (min-width: {beside}px) {{
+  .trace-layout {{ grid-template-columns: minmax(0, 1fr) {SIDE_EM}em;
+    grid-template-rows: auto 1fr; grid-template-areas: "chart state" "chart steps"; }}
+  .chart-col {{ position: sticky; top: 1em; max-height: calc(100vh - 2em); }}
+  .chart {{ max-height: none; min-height: 0; flex: 1 1 auto; }} }}
+"""
+    )
+
 
 _CSS = (
-    PAGE_CSS
+    _BASE_CSS
     + """.chart-tools { display: flex; gap: .8em; align-items: center; padding: .3em 0;
   font-size: .85em; color: #777; }
-.chart { overflow: auto; border: 1px solid #e3e3e3; min-height: 0; flex: 1 1 auto; }
-.chart.actual svg { width: auto; max-width: none !important; }
 .chart rect.band { fill: #dbe7fb; pointer-events: none; }
 .chart rect.band.target { fill: #f1f5fd; stroke: #0b57d0; stroke-dasharray: 4 3;
   vector-effect: non-scaling-stroke; }
@@ -271,6 +422,9 @@ span.field { display: inline-block; margin: 0 .8em .15em 0; max-width: 100%;
   overflow-wrap: anywhere; }
 span.field.changed { background: #ffd54f; font-weight: bold; }
 del { color: #8a6d1f; font-weight: normal; }
+span.field .kept { font-weight: normal; }
+ins { color: #1b5e20; text-decoration: none; font-weight: bold; }
+del.gone { color: #b71c1c; text-decoration: none; font-weight: bold; }
 table.steps td:first-child { width: 2.5em; text-align: right; }
 table.steps tr { cursor: pointer; }
 table.steps tr:hover { background: #f3f6fb; }
@@ -363,18 +517,37 @@ _SCRIPT = """(function () {
     return best;
   }
 
-  function inView(el) {
-    var r = el.getBoundingClientRect(), c = chart.getBoundingClientRect();
-    return r.top >= Math.max(0, c.top) && r.bottom <= Math.min(innerHeight, c.bottom) &&
-      r.left >= Math.max(0, c.left) - 1 && r.right <= Math.min(innerWidth, c.right) + 1;
+  function seen() {  // the part of the chart's box inside the window, scroll bars left out
+    // (all of the box when the page is scrolled away from it)
+    var c = chart.getBoundingClientRect();
+    var left = c.left + chart.clientLeft, top = c.top + chart.clientTop;
+    var box = {left: left, top: top, right: left + chart.clientWidth,
+      bottom: top + chart.clientHeight};
+    var shown = {left: Math.max(0, box.left), top: Math.max(0, box.top),
+      right: Math.min(innerWidth, box.right), bottom: Math.min(innerHeight, box.bottom)};
+    return shown.right > shown.left && shown.bottom > shown.top ? shown : box;
   }
 
-  function reveal(i) {  // scroll the step's row into view, centred, only if it is not
+  function inView(el) {
+    var r = el.getBoundingClientRect(), c = seen();
+    return r.top >= c.top && r.bottom <= c.bottom &&
+      r.left >= c.left - 1 && r.right <= c.right + 1;
+  }
+
+  function reveal(i) {  // scroll the chart (never the page) to the step's row, centred, and
+    // its arrow (or first element) into view, only if they are not in view
     var els = own[i] || parts[i] || [];
     var main = els.filter(function (g) { return g.classList.contains("edge"); })[0] || els[0];
     if (!main) return;
     var rowOut = band && rows[i] && !inView(band);
-    if (rowOut || !inView(main)) main.scrollIntoView({block: "center", inline: "nearest"});
+    if (!rowOut && inView(main)) return;
+    var r = main.getBoundingClientRect(), c = seen(), pad = 12;
+    chart.scrollTop += (r.top + r.bottom - c.top - c.bottom) / 2;
+    if (r.right > c.right - pad) {  // as far right as it needs, keeping its start in view
+      chart.scrollLeft += Math.min(r.right - c.right + pad, r.left - c.left - pad);
+    } else if (r.left < c.left + pad) {
+      chart.scrollLeft -= c.left + pad - r.left;
+    }
   }
 
   function cell(tag, text, cls) {
@@ -388,6 +561,15 @@ _SCRIPT = """(function () {
     box.appendChild(cell("del", was));
     box.appendChild(document.createTextNode(" \\u2192 "));
     box.appendChild(cell("span", now, "now"));
+  }
+
+  function elementsOf(box, marked) {  // a collection's change: "a, +b, -c" (- a minus sign)
+    marked.forEach(function (m, k) {
+      if (k > 0) box.appendChild(document.createTextNode(", "));
+      if (m[0] === "+") box.appendChild(cell("ins", "+" + m[1]));
+      else if (m[0] === "-") box.appendChild(cell("del", "\\u2212" + m[1], "gone"));
+      else box.appendChild(cell("span", m[1], "kept"));
+    });
   }
 
   function table(i) {
@@ -409,7 +591,9 @@ _SCRIPT = """(function () {
           span.append(part);
         });
         span.append(": ");
-        if (diff) changeOf(span, old.fields[key], now);
+        var marked = diff && p.diffs ? p.diffs[key] : undefined;
+        if (marked) elementsOf(span, marked);
+        else if (diff) changeOf(span, old.fields[key], now);
         else span.appendChild(document.createTextNode(now));
         state.appendChild(span);
         changed = changed || diff;
@@ -481,7 +665,7 @@ _SCRIPT = """(function () {
   document.getElementById("zoom").addEventListener("click", zoom);
   function zoom() {
     var actual = chart.classList.toggle("actual");
-    document.getElementById("zoom").textContent = actual ? "fit to column" : "actual size";
+    document.getElementById("zoom").textContent = actual ? "fit to the page" : "actual size";
     reveal(current);
   }
   stepRows.forEach(function (r) {
@@ -508,8 +692,8 @@ _SCRIPT = """(function () {
     var i = readHash();
     if (i !== null && i !== current) show(i, true);
   });
-  var start = readHash();
-  show(start === null ? 0 : start, start !== null, start === null);
+  var start = readHash();  // none: the deciding step, where the property broke or was met
+  show(start === null ? last : start, true, start === null);
 })();
 """
 

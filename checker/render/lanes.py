@@ -11,6 +11,8 @@ The view vocabulary read (`Step.view`, the model's `describe()`; `Step.action`):
   trace summarises (store, storage, a proxy) is a lane only if some action names it as
   actor or target, or its summary changes;
 - node `role`: `"leader"` leads; any other value (follower, candidate) is shown as is;
+  a node's `leads` (true or false), where its view has one, says whether it leads instead
+  (the cluster models add it where a node's role and its `is_leader` disagree);
 - node epoch: the first of the keys `term`, `lease_token`, `token`, `key_token`, `znode`,
   `ghost_epoch`, `epoch`; the word it is shown with comes from the key (EPOCH_WORDS);
 - node `up` (false: crashed), node `paused`; any participant's `down` (true: crashed, as a
@@ -205,6 +207,33 @@ def is_node(view: Mapping[str, object]) -> bool:
     return "up" in view or "role" in view
 
 
+def chart_gaps(views: Sequence[Mapping[str, Mapping[str, object]]]) -> list[str]:
+    """What a chart of these views (a model's `describe()` of some states) will lack, in
+    the words `verify --lint` says it: the keys above that no view has."""
+    nodes = [v for view in views for v in view.values() if is_node(v)]
+    if not nodes:
+        return [
+            "no participant's view has `up` or `role`, so the chart draws no node lifelines, "
+            "leadership bars or pauses (build on ClusterModel, or give each node's "
+            "describe() `up`, `paused` and `role`)"
+        ]
+    gaps = []
+    if not any("role" in v or "leads" in v for v in nodes):
+        gaps.append(
+            "no node's view has `role` or `leads`, so the chart draws no leadership bars and "
+            "no two-leaders marker"
+        )
+    if not any(epoch_of(v)[0] is not None for v in nodes):
+        keys = ", ".join(f"`{key}`" for key, _ in EPOCH_WORDS)
+        gaps.append(
+            f"no node's view has an epoch ({keys}), so the bars carry none (right for a "
+            "protocol without epochs)"
+        )
+    if not any("paused" in v for v in nodes):
+        gaps.append("no node's view has `paused`, so pauses are not drawn")
+    return gaps
+
+
 def columns(trace: Trace) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The nodes, then the other participants the trace uses, in first-seen order."""
     names: dict[str, None] = dict.fromkeys(trace.participants)
@@ -247,7 +276,7 @@ def step_facts(trace: Trace, nodes: Sequence[str], others: Sequence[str]) -> lis
             up = view.get("up", True) is not False
             paused = bool(view.get("paused", False)) and up
             epoch, word = epoch_of(view)
-            leads = role == LEADER and up
+            leads = bool(view.get("leads", role == LEADER)) and up
             if paused:
                 was = frozen.setdefault(name, out[-1][name] if out else Facts())
                 believes = was.believes or (leads and not out)

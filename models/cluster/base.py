@@ -535,7 +535,7 @@ class ClusterModel(Model[ClusterState]):
 
     def describe(self, s: ClusterState) -> Mapping[str, Mapping[str, object]]:
         view: dict[str, Mapping[str, object]] = {
-            node_name(i): n.describe() for i, n in enumerate(s.nodes, start=1)
+            node_name(i): vocabulary(n) for i, n in enumerate(s.nodes, start=1)
         }
         if self.uses_store:
             view[STORE] = s.store.describe()
@@ -556,6 +556,20 @@ class ClusterModel(Model[ClusterState]):
                 lines[STORE] = f"DOWN ({lines[STORE]})"
         lines[STORAGE] = s.storage.summary()
         return lines
+
+
+def vocabulary(node: Any) -> dict[str, object]:
+    """A node's view as the chart, the HTML page and `explain` read it: its own
+    `describe()`, with what the claims read of it wherever that leaves it out (`up`,
+    `paused`, `role`) and `leads` wherever its `role` would say otherwise than its
+    `is_leader`, so every reader sees the leadership the claims judge."""
+    view = dict(node.describe())
+    view.setdefault("up", node.up)
+    view.setdefault("paused", node.paused)
+    view.setdefault("role", node.role)
+    if (view["role"] == "leader") != bool(node.is_leader):
+        view["leads"] = bool(node.is_leader)
+    return view
 
 
 def _lost_note(msg: Message) -> str:

@@ -1,5 +1,6 @@
-"""The HTML trace page: its content, its chart's marks, and stepping to the violation in
-real headless Chromium (more browser tests in test_html_browser.py).
+"""The HTML trace page: its content, its chart's marks, and in real headless Chromium its
+opening at the violation and a changed collection shown element by element (more browser
+tests in test_html_browser.py, the element-wise change itself in test_html_diff.py).
 
 The browser test keeps a screenshot in tests/artifacts/ for review.
 """
@@ -109,18 +110,11 @@ def test_a_lasso_page_says_where_the_loop_goes_back_to(pages: Path) -> None:
     assert "the loop returns here" in page.read_text().split('data-step="7"')[1].split("</tr>")[0]
 
 
-def test_stepping_to_the_violation_in_chromium(pages: Path, browser: Any) -> None:
+def test_the_page_opens_at_the_violation_in_chromium(pages: Path, browser: Any) -> None:
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     try:
         page.goto((pages / "lease-no-fencing.html").as_uri())
-        assert page.inner_text("#step-no") == "0"
-        assert not page.is_visible("#verdict")
-        page.keyboard.press("ArrowRight")
-        assert page.inner_text("#step-no") == "1"
-        page.keyboard.press("ArrowLeft")
-        assert page.inner_text("#step-no") == "0"
-        while page.inner_text("#step-no") != "10":
-            page.click("#next")
+        assert page.inner_text("#step-no") == "10"
         assert page.is_visible("#verdict")
         assert "no-stale-write" in page.inner_text("#verdict")
         changed = page.locator("tr.changed").evaluate_all(
@@ -135,9 +129,43 @@ def test_stepping_to_the_violation_in_chromium(pages: Path, browser: Any) -> Non
         assert page.locator(".chart g.current").count() >= 1
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "lease-no-fencing-step-10.png"), full_page=True)
+        page.keyboard.press("Home")
+        assert page.inner_text("#step-no") == "0"
+        assert not page.is_visible("#verdict")
+        page.keyboard.press("ArrowRight")
+        assert page.inner_text("#step-no") == "1"
+        page.keyboard.press("ArrowLeft")
+        assert page.inner_text("#step-no") == "0"
+        while page.inner_text("#step-no") != "10":
+            page.click("#next")
+        assert page.is_visible("#verdict")
     finally:
         page.close()
     assert (ARTIFACTS / "lease-no-fencing-step-10.png").stat().st_size > 10_000
+
+
+def test_a_changed_collection_shows_what_was_added_and_removed_in_chromium(
+    pages: Path, tab: Any
+) -> None:
+    """Step 12 of bully-flapping delivers one of two COORDINATOR messages in flight."""
+    tab.goto((pages / "bully-flapping.html").as_uri() + "#step=12")
+    network = "tr[data-participant=network] span.field.changed"
+    assert tab.inner_text(network) == "in_flight: COORDINATOR(n3->n1), −COORDINATOR(n3->n2)"
+    assert tab.inner_text(f"{network} del.gone") == "−COORDINATOR(n3->n2)"
+    assert tab.inner_text(f"{network} .kept") == "COORDINATOR(n3->n1)"
+    assert tab.locator(f"{network} ins").count() == 0
+    n2 = "tr[data-participant=n2] span.field.changed"
+    assert tab.locator(n2).all_inner_texts()[0] == "coordinator: - → n3"  # a scalar: old → new
+    tab.keyboard.press("n")  # 13: the other one is lost, n3 cut off
+    assert tab.locator(network).all_inner_texts() == [
+        "in_flight: −COORDINATOR(n3->n1)",
+        "island: +n3",
+    ]
+    assert tab.locator(f"{network} ins").all_inner_texts() == ["+n3"]
+    color = tab.eval_on_selector(f"{network} ins", "e => getComputedStyle(e).color")
+    assert color == "rgb(27, 94, 32)"  # green; a removed element red
+    red = tab.eval_on_selector(f"{network} del.gone", "e => getComputedStyle(e).color")
+    assert red == "rgb(183, 28, 28)"
 
 
 def test_without_graphviz_the_page_has_the_table_and_no_chart() -> None:

@@ -1,0 +1,89 @@
+"""The chart reads the leadership the claims judge, for user models too, and tells a stale
+leader from two leaders of one epoch (read from the committed SVG files)."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from leadercheck.checker.app.main import main
+from leadercheck.checker.render.lanes import chart_gaps
+from tests.conftest import ROOT
+
+SVG = "{http://www.w3.org/2000/svg}"
+COUNTEREXAMPLES = ROOT / "counterexamples"
+
+
+def bars(svg: Path) -> dict[str, tuple[float, float]]:
+    """Each leadership bar's tooltip and its vertical extent (top, bottom)."""
+    found = {}
+    for group in ET.parse(svg).getroot().iter(f"{SVG}g"):
+        if "lead" not in (group.get("class") or "").split():
+            continue
+        link = group.find(f"{SVG}g/{SVG}a")
+        polygon = group.find(f".//{SVG}polygon")
+        if link is None or polygon is None:
+            continue  # the bar's words, not the bar
+        ys = [float(p.split(",")[1]) for p in (polygon.get("points") or "").split()]
+        title = link.get("{http://www.w3.org/1999/xlink}title") or ""
+        found[title] = (min(ys), max(ys))
+    return found
+
+
+def texts(svg: Path) -> list[str]:
+    return [t.text or "" for t in ET.parse(svg).getroot().iter(f"{SVG}text")]
+
+
+def test_the_tutorial_redlock_draws_two_overlapping_leadership_bars() -> None:
+    """examples/redlock.py's nodes describe() no `role`: the cluster's vocabulary adds
+    what the claims read, so the chart has both holders' bars, overlapping, and the marker."""
+    found = bars(ROOT / "examples" / "counterexamples" / "redlock.svg")
+    holders = {re.match(r"(n\d) believes it leads", t).group(1): span for t, span in found.items()}  # type: ignore[union-attr]
+    assert set(holders) == {"n1", "n2"}
+    (top1, bottom1), (top2, bottom2) = holders["n1"], holders["n2"]
+    assert max(top1, top2) < min(bottom1, bottom2)  # both at once
+    assert "two leaders" in texts(ROOT / "examples" / "counterexamples" / "redlock.svg")
+
+
+def test_a_stale_leader_is_not_drawn_as_two_leaders() -> None:
+    """lease-no-fencing: n1, paused, still believes token 1 while n2 leads token 2.
+    single-leader per epoch holds, so the chart says "stale leader", not "two leaders";
+    raft-no-quorum's two leaders of one term are "two leaders"."""
+    stale = texts(COUNTEREXAMPLES / "lease-no-fencing.svg")
+    assert "stale leader" in stale and "two leaders" not in stale
+    split = texts(COUNTEREXAMPLES / "raft-no-quorum.svg")
+    assert "two leaders" in split and "stale leader" not in split
+
+
+def test_a_write_arrow_says_the_token_it_carries() -> None:
+    words = texts(COUNTEREXAMPLES / "lease-no-fencing.svg")
+    assert "write (token 2)" in words and "write (token 1)" in words
+
+
+def test_lint_says_what_a_models_chart_will_lack() -> None:
+    bare = {"p1": {"at": "idle"}, "lock": {"held_by": 0}}
+    assert chart_gaps([bare])[0].startswith("no participant's view has `up` or `role`")
+    roleless = {"n1": {"up": True, "paused": False, "token": 1}}
+    assert any("no leadership bars" in gap for gap in chart_gaps([roleless]))
+    full = {"n1": {"up": True, "paused": False, "role": "leader", "term": 1}}
+    assert chart_gaps([full]) == []
+    result = CliRunner().invoke(
+        main, ["--model", str(ROOT / "tests" / "user_models" / "tiny_lock.py"), "--lint"]
+    )
+    assert result.exit_code == 0
+    assert "tiny-lock's chart: no participant's view has `up` or `role`" in result.output
+
+
+def test_a_finding_is_written_and_drawn_like_a_counterexample(tmp_path: Path) -> None:
+    """too-short-timeout's false failover holds as a claim (it is reachable: a finding),
+    and its witness is written and drawn in red, as a problem found, not a green witness."""
+    result = CliRunner().invoke(main, ["--protocol", "too-short-timeout", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output  # a finding is no violation
+    svg = tmp_path / "too-short-timeout.false-failover.svg"
+    assert f"wrote {tmp_path / 'too-short-timeout.false-failover.json'}" in result.output
+    assert "too-short-timeout: false-failover found in 12 steps" in texts(svg)
+    assert "#c0392b" in svg.read_text()  # the deciding step in red
+    assert (COUNTEREXAMPLES / "too-short-timeout.false-failover.svg").exists()
