@@ -41,6 +41,9 @@ class Property:
     # SOMETIMES only: reaching it is bad news (a false failover), so its witness is drawn
     # and written like a counterexample, though the claim's verdict is still HOLDS
     finding: bool = False
+    # the view fields (keys of a participant's `describe()`) the claim is about: the chart
+    # marks where they change, so the data that carries the bug is drawn
+    reads: tuple[str, ...] = ()
 
     def why(self, state: Any) -> str:
         """The explanation for `state`, or the description when there is no explainer."""
@@ -52,9 +55,11 @@ def always(
     predicate: Callable[[Any], bool],
     description: str = "",
     explain: Callable[[Any], str] | None = None,
+    reads: tuple[str, ...] = (),
 ) -> Property:
-    """An invariant: violated by the shortest trace to a state where `predicate` is false."""
-    return Property(name, Kind.ALWAYS, predicate, description, explain)
+    """An invariant: violated by the shortest trace to a state where `predicate` is false.
+    `reads` names the view fields it is about, for the chart."""
+    return Property(name, Kind.ALWAYS, predicate, description, explain, reads=reads)
 
 
 def sometimes(

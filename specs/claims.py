@@ -99,6 +99,7 @@ single_leader = always(
     at_most_one_leader_per_epoch,
     "at most one leader per epoch (at any instant, where the protocol has no epochs)",
     _two_leaders,
+    reads=("voted_for", "holder", "owner"),  # a vote, the store's holder, a lock key's owner
 )
 
 no_stale_write = always(
@@ -106,6 +107,7 @@ no_stale_write = always(
     no_write_below_accepted_epoch,
     "once a write of epoch E is accepted, no write of an older epoch is",
     _stale,
+    reads=("holder", "hi_epoch", "latest_leadership_written"),
 )
 
 
@@ -113,11 +115,31 @@ def _ack_lost(state: Any) -> bool:
     return bool(getattr(state.extra, "ack_lost", False))
 
 
+def _ack_missing(state: Any) -> str:
+    """Which acknowledged write the new primary lacks, and what its WAL holds: the datum
+    the claim is about (the replication vocabulary: `extra.acked`, each node's `log`)."""
+    acked = getattr(state.extra, "acked", frozenset())
+    for i, node in enumerate(state.nodes, start=1):
+        log = getattr(node, "log", None)
+        if not (node.up and node.is_leader) or log is None:
+            continue
+        missing = sorted(w for w in acked if w not in log)
+        if missing:
+            names = ", ".join(f"w{w}" for w in missing)
+            held = ", ".join(f"w{w}" for w in sorted(log)) or "empty"
+            return (
+                f"{names}, acknowledged to the client, is missing from the new primary "
+                f"{node_name(i)} (its WAL: {held})"
+            )
+    return "a write acknowledged to the client is missing from the new primary"
+
+
 no_lost_ack_write = always(
     "no-lost-ack-write",
     lambda s: not _ack_lost(s),
     "a write acknowledged to a client survives every failover",
-    lambda s: "a write acknowledged to the client is missing from the new primary",
+    _ack_missing,
+    reads=("wal", "acked"),
 )
 
 

@@ -53,6 +53,7 @@ from leadercheck.checker.render.lanes import (
     Lanes,
     Leadership,
     Message,
+    data_changes,
     is_fault,
     lanes,
 )
@@ -67,6 +68,7 @@ INK = "#222222"
 MUTED = "#5d6d7e"
 LIFELINE = "#9aa5b1"
 RED = "#c0392b"
+DATA = "#1f618d"  # a field the claim reads, where it changes
 STALE = "#b9770e"  # a stale leader: amber, not the red of two leaders in one epoch
 GREEN = "#1e7d32"
 LOSS = "#d35400"
@@ -413,6 +415,7 @@ class _Chart:
         self._leaderships()
         self._pauses()
         self._roles()
+        self._data()
         self._calls()
         self._messages()
         self._partitions()  # their tags find room among the labels above
@@ -1058,6 +1061,44 @@ class _Chart:
                     tip,
                     color=MUTED,
                 )
+
+    def _data(self) -> None:
+        """The fields the claim reads, on their lanes where they change, below the step's
+        line (one under another when several change at once); at the deciding step in the
+        accent colour: the data that carries the bug."""
+        cv, g = self.canvas, self.grid
+        stacked: dict[tuple[int, str], int] = {}
+        for k, d in enumerate(data_changes(self.trace, self.cols, self.ctx.outcome.prop.reads)):
+            below = stacked.get((d.step, d.who), 0)
+            stacked[(d.step, d.who)] = below + 1
+            x, align = self._data_side(d.who, d.step)
+            deciding = self.deciding(d.step)
+            cv.text(
+                TAGS,
+                f"datum{k}",
+                x,
+                g.c(d.step) + 9 + LINE_H * below,
+                [d.words],
+                _classes(d.step, kind="datum"),
+                f"step {d.step}, {d.who}: {d.key} {d.old!r} -> {d.new!r}",
+                size=SMALL,
+                color=self.accent if deciding else DATA,
+                align=align,
+                bold_first=deciding,
+                bgcolor="#ffffffd0",
+            )
+
+    def _data_side(self, name: str, i: int) -> tuple[float, str]:
+        """Where a datum on lane `name` at step i goes: left of the lifeline (the right
+        holds the tags of bars and crashes), unless a message meets the lane there from
+        the left."""
+        x = self.x[name]
+        from_left = any(
+            (m.receiver == name and m.ended == i and self.x.get(m.sender, x) < x)
+            or (m.sender == name and m.sent == i and self.x.get(m.receiver, x) < x)
+            for m in self.lanes.messages
+        )
+        return (x + BAR_W / 2 + 6, "LEFT") if from_left else (x - 8, "RIGHT")
 
     def _roles(self) -> None:
         """A node's role and epoch where they change, while it does not lead."""

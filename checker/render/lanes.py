@@ -207,6 +207,40 @@ def is_node(view: Mapping[str, object]) -> bool:
     return "up" in view or "role" in view
 
 
+@dataclass(frozen=True)
+class Datum:
+    """A field a claim reads (`Property.reads`) that changed on a lane at a step."""
+
+    step: int
+    who: str
+    key: str
+    old: object
+    new: object
+
+    @property
+    def words(self) -> str:
+        return f"{self.key} {_value_words(self.new)}"
+
+
+def _value_words(value: object) -> str:
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value) or "(empty)"
+    return "none" if value is None else str(value)
+
+
+def data_changes(trace: Trace, lanes: Sequence[str], keys: Sequence[str]) -> list[Datum]:
+    """Where each of `keys` changes on each of `lanes`, step by step (not in the initial
+    state, which the header shows): the data the claim is about, as it moves."""
+    found = []
+    for before, step in zip(trace.steps, trace.steps[1:], strict=False):
+        for who in lanes:
+            was, now = before.view.get(who, {}), step.view.get(who, {})
+            for key in keys:
+                if key in now and key in was and now[key] != was[key]:
+                    found.append(Datum(step.index, who, key, was[key], now[key]))
+    return found
+
+
 def chart_gaps(views: Sequence[Mapping[str, Mapping[str, object]]]) -> list[str]:
     """What a chart of these views (a model's `describe()` of some states) will lack, in
     the words `verify --lint` says it: the keys above that no view has."""

@@ -87,3 +87,31 @@ def test_a_finding_is_written_and_drawn_like_a_counterexample(tmp_path: Path) ->
     assert "too-short-timeout: false-failover found in 12 steps" in texts(svg)
     assert "#c0392b" in svg.read_text()  # the deciding step in red
     assert (COUNTEREXAMPLES / "too-short-timeout.false-failover.svg").exists()
+
+
+def _lane_data(svg: Path) -> list[str]:
+    """The data labels (class `datum`) of a chart, in drawing order."""
+    found = []
+    for group in ET.parse(svg).getroot().iter(f"{SVG}g"):
+        if "datum" in (group.get("class") or "").split():
+            found += [t.text or "" for t in group.iter(f"{SVG}text")]
+    return found
+
+
+def test_the_data_behind_the_bug_is_drawn() -> None:
+    """Each claim names the fields it is about (`reads`), and the chart marks where they
+    change: Patroni's acknowledged write and the WAL that has it, the vote a restarted
+    Raft node casts twice, the row the blind UPDATE takes, each Redis master's owner."""
+    patroni = COUNTEREXAMPLES / "patroni.svg"
+    assert _lane_data(patroni) == ["wal w1", "acked w1"]
+    said = " ".join(texts(patroni))
+    assert (
+        "w1, acknowledged to the client, is" in said and "missing from the new primary n2" in said
+    )
+    assert "WAL: empty)" in said
+    votes = _lane_data(COUNTEREXAMPLES / "raft-volatile-vote.svg")
+    assert votes.count("voted_for n1") >= 1 and "voted_for none" in votes
+    assert votes.index("voted_for none") < len(votes) - 1 and votes[-1] == "voted_for n3"
+    assert _lane_data(COUNTEREXAMPLES / "lease-blind-write.svg") == ["holder n1", "holder n2"]
+    owners = _lane_data(ROOT / "examples" / "counterexamples" / "redlock.svg")
+    assert owners.count("owner n1") == 3 and owners.count("owner n2") == 3
