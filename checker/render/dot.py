@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 
 import graphviz
 
-from leadercheck.checker.model import RECOVERY, Action
+from leadercheck.checker.model import FAULT, RECOVERY, Action
 from leadercheck.checker.render.context import TraceContext
 from leadercheck.checker.render.lanes import (
     DELIVERED,
@@ -403,7 +403,9 @@ class _Chart:
         return x + (BAR_W / 2 if toward > x else -BAR_W / 2)
 
     def deciding(self, i: int) -> bool:
-        return i == self.last
+        """The step that breaks the claim: the last one, except in a lasso, where no one
+        step does (its cycle, bracketed, is what never ends)."""
+        return i == self.last and self.trace.loop_from is None
 
     # -- the chart ---------------------------------------------------------------------------
 
@@ -1462,6 +1464,14 @@ class _Chart:
                 out.append(f"all through: {p.who} paused")
         if not any(lead.start <= b and a < lead.stop for lead in ln.leaderships):
             out.append("no node leads")
+        recurring = [
+            f"{s.action.actor} {s.action.name} (step {s.index})"
+            + (f": {s.action.note}" if s.action.note else "")
+            for s in self.trace.steps[a + 1 : b + 1]
+            if s.action is not None and s.action.kind in (FAULT, RECOVERY)
+        ]
+        if recurring:
+            out.append("each time round it needs " + "; then ".join(recurring))
         return out
 
 

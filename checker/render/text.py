@@ -35,6 +35,8 @@ def loop_text(loop_from: int, last: int) -> str:
     if loop_from == last:
         return f"loop: stays at step {last} forever (no fair action is enabled)"
     repeated = (
-        f"step {last} repeats" if last == loop_from + 1 else f"steps {loop_from + 1}..{last} repeat"
+        f"step {last} repeats"
+        if last == loop_from + 1
+        else f"steps {loop_from + 1} to {last} repeat"
     )
-    return f"loop: back to step {loop_from}; {repeated} forever"
+    return f"loop: step {last} returns to the state of step {loop_from}, so {repeated} forever"

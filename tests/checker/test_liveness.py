@@ -102,7 +102,9 @@ def test_a_lasso_is_rendered_with_its_loop() -> None:
     outcome = check(model, [leads_to("2-then-0", lambda s: s == 2, lambda s: s == 0)]).results[0]
     ctx = TraceContext("toy", {}, outcome)
     lines = trace_lines(ctx)
-    assert "loop: back to step 2; steps 3..4 repeat forever" in "\n".join(lines)
+    assert "loop: step 4 returns to the state of step 2, so steps 3 to 4 repeat forever" in (
+        "\n".join(lines)
+    )
     doc = json.loads(trace_to_json(ctx))
     assert doc["loop_from"] == 2 and doc["trace_kind"] == "counterexample"
     dot = trace_to_dot(ctx)

@@ -96,14 +96,17 @@ def test_the_chart_marks_each_steps_elements_and_names_them_in_words(pages: Path
     assert "xlink:title" not in svg and "<!--" not in svg
     assert re.match(r'<svg id="diagram" style="max-width: [\d.]+pt" width=', svg)
     standalone = (pages / "bully-flapping.svg").read_text()  # the SVG file keeps the tooltips
-    assert 'class="node step&#45;18 row"' in standalone and 'xlink:title="step 18: n3' in standalone
+    assert 'class="node step&#45;7 step&#45;18 loop"' in standalone  # the cycle, bracketed
+    assert 'xlink:title="step 18: n3' in standalone
 
 
 def test_a_lasso_page_says_where_the_loop_goes_back_to(pages: Path) -> None:
     page = pages / "bully-flapping.html"
     data = _data(page)
     assert data["loop_from"] == 7
-    assert data["loop_text"] == "loop: back to step 7; steps 8..18 repeat forever"
+    assert data["loop_text"] == (
+        "loop: step 18 returns to the state of step 7, so steps 8 to 18 repeat forever"
+    )
     rows = re.findall(r'<tr data-step="(\d+)"( class="[^"]*")?>', page.read_text())
     assert [int(i) for i, c in rows if "looped" in c] == list(range(8, 19))
     assert rows[-1][1] == ' class="deciding looped"'

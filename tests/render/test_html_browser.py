@@ -170,7 +170,7 @@ def test_right_at_the_last_step_of_a_lasso_goes_back_to_where_the_loop_starts(
 ) -> None:
     _open(tab, pages, "bully-flapping")
     tab.keyboard.press("End")
-    assert tab.inner_text("#loop-note").startswith("loop: back to step 7;")
+    assert tab.inner_text("#loop-note").startswith("loop: step 18 returns to the state of step 7")
     assert tab.evaluate("document.querySelector('.chart g.loop').classList.contains('current')")
     ARTIFACTS.mkdir(exist_ok=True)
     tab.screenshot(path=str(ARTIFACTS / "bully-flapping-1400-last-step.png"))

@@ -115,3 +115,15 @@ def test_the_data_behind_the_bug_is_drawn() -> None:
     assert _lane_data(COUNTEREXAMPLES / "lease-blind-write.svg") == ["holder n1", "holder n2"]
     owners = _lane_data(ROOT / "examples" / "counterexamples" / "redlock.svg")
     assert owners.count("owner n1") == 3 and owners.count("owner n2") == 3
+
+
+def test_a_lasso_says_which_faults_must_recur_and_no_one_step_is_red() -> None:
+    """bully-flapping repeats forever only because the link heals and fails again with a
+    COORDINATOR in flight: the bracket says so, and the write that closes the loop, harmless
+    in itself, is not painted as the deciding step."""
+    svg = COUNTEREXAMPLES / "bully-flapping.svg"
+    said = " ".join(texts(svg))
+    assert "each time round it needs network heal (step 10)" in said
+    assert "network partition (step 13)" in said and "1 in flight lost" in said
+    assert "step 18 returns to the state of step 7, so steps 8 to 18 repeat forever" in said
+    assert 'class="node step&#45;18 row"' not in svg.read_text()
