@@ -118,7 +118,7 @@ def _ack_lost(state: Any) -> bool:
 def _ack_missing(state: Any) -> str:
     """Which acknowledged write the new primary lacks, and what its WAL holds: the datum
     the claim is about (the replication vocabulary: `extra.acked`, each node's `log`)."""
-    acked = getattr(state.extra, "acked", frozenset())
+    acked: frozenset[int] = getattr(state.extra, "acked", frozenset())
     for i, node in enumerate(state.nodes, start=1):
         log = getattr(node, "log", None)
         if not (node.up and node.is_leader) or log is None:
