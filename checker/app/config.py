@@ -10,19 +10,18 @@ nothing written. Exit codes: 0 every claim SAFE (with --all: every verdict as ex
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 
 from leadercheck.checker import files
 from leadercheck.checker.app.args import Once, output_dir, output_file
 from leadercheck.checker.app.output import reporting, say, warn
-from leadercheck.checker.config.durations import fraction, seconds
 from leadercheck.checker.config.environment import NAMES as ENVIRONMENT
+from leadercheck.checker.config.environment import environment_value
 from leadercheck.checker.config.judge import (
     SAFE,
     STALE,
@@ -37,6 +36,7 @@ from leadercheck.checker.engine.interrupts import real_interrupt
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.render.context import TraceContext, seconds_text
 from leadercheck.checker.render.files import write_trace_files
+from leadercheck.checker.render.gate_report import JunitCase, junit_suite
 
 SUFFIXES = (".yml", ".yaml", ".cfg", ".conf", ".properties", ".flags", ".txt")
 MOST_FILES = 1000  # a directory of configurations, not a file system
@@ -143,8 +143,7 @@ def _with_options(config: Configuration, given: Mapping[str, str | None]) -> Con
     for name, raw in given.items():
         if raw is None:
             continue
-        option = f"--{name.replace('_', '-')}"
-        values[name] = fraction(raw, option) if name == "clock_drift" else seconds(raw, option)
+        values[name] = environment_value(name, raw, f"--{name.replace('_', '-')}")
     return replace(config, environment=replace(config.environment, **values))
 
 
@@ -252,6 +251,20 @@ def _finding_json(f: Finding, written: Sequence[str], region: Sequence[str]) -> 
     return doc
 
 
+class GateRow(NamedTuple):
+    """One claim of one configuration, against what the file expects."""
+
+    source: str
+    claim: str
+    expected: str
+    got: str
+    finding: Finding
+
+    @property
+    def ok(self) -> bool:
+        return self.got == self.expected
+
+
 def _gate(
     judgements: list[tuple[Judgement, dict[str, list[str]]]],
     junit: Path | None,
@@ -260,17 +273,20 @@ def _gate(
     total: int,
 ) -> int:
     """Each file's verdicts against what it expects (SAFE unless `leadercheck.expect`)."""
-    rows = []
-    for judgement, _ in judgements:
-        for f in judgement.findings:
-            if f.interrupted:
-                continue  # the claim the Ctrl-C cut short was not judged
-            expected = judgement.config.expected.get(f.claim, SAFE)
-            ok = f.verdict == expected
-            rows.append((judgement.config.source, f.claim, expected, f.verdict, ok, f))
-    failed = [r for r in rows if not r[4]]
+    rows = [
+        GateRow(j.config.source, f.claim, j.config.expected.get(f.claim, SAFE), f.verdict, f)
+        for j, _ in judgements
+        for f in j.findings
+        if not f.interrupted  # the claim the Ctrl-C cut short was not judged
+    ]
+    failed = [r for r in rows if not r.ok]
     if junit is not None:
-        files.write_text(junit, _junit(rows), "--junit")
+        cases = [
+            JunitCase(r.source, r.claim, None, "" if r.ok else f"expected {r.expected}, "
+                      f"got {r.got}", "\n".join(r.finding.lines))
+            for r in rows
+        ]  # fmt: skip
+        files.write_text(junit, junit_suite("leadercheck-config", cases), "--junit")
     if as_json:
         doc = {
             "passed": not failed and not interrupted,
@@ -279,30 +295,15 @@ def _gate(
         }
         say(json.dumps(doc, indent=2, sort_keys=True))
     else:
-        for source, claim, expected, got, ok, f in rows:
-            mark = "ok  " if ok else "DIFF"
-            said = f" ({f.lines[0]})" if not ok and f.lines else ""
-            say(f"{mark} {source} {claim}: expected {expected}, got {got}{said}")
+        for r in rows:
+            said = f" ({r.finding.lines[0]})" if not r.ok and r.finding.lines else ""
+            mark = "ok  " if r.ok else "DIFF"
+            say(f"{mark} {r.source} {r.claim}: expected {r.expected}, got {r.got}{said}")
         if interrupted:
             say(f"interrupted after {len(judgements)} of {total} configurations")
         say(f"{len(rows) - len(failed)} of {len(rows)} verdicts as expected")
     if interrupted:
         return 3
-    if any(got == UNDECIDED for _, _, _, got, _, _ in failed):
-        return 3 if all(r[3] == UNDECIDED for r in failed) else 1
+    if failed and all(r.got == UNDECIDED for r in failed):
+        return 3
     return 1 if failed else 0
-
-
-def _junit(rows: Sequence[tuple[str, str, str, str, bool, Finding]]) -> str:
-    failures = sum(1 for r in rows if not r[4])
-    suite = ET.Element(
-        "testsuite", name="leadercheck-config", tests=str(len(rows)), failures=str(failures),
-        errors="0",
-    )  # fmt: skip
-    for source, claim, expected, got, ok, f in rows:
-        case = ET.SubElement(suite, "testcase", classname=source, name=claim)
-        if not ok:
-            message = f"expected {expected}, got {got}"
-            ET.SubElement(case, "failure", message=message).text = "\n".join(f.lines)
-    ET.indent(suite)
-    return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"

@@ -47,6 +47,11 @@ def environment_from(section: Mapping[str, object], where: str) -> Environment:
             raise LeadercheckError(
                 f"{where}: unknown environment key {key!r} (known: {', '.join(NAMES)})"
             )
-        knob = f"{where}: {key}"
-        given[name] = fraction(value, knob) if name == "clock_drift" else seconds(value, knob)
+        given[name] = environment_value(name, value, f"{where}: {key}")
     return replace(Environment(), **given)
+
+
+def environment_value(name: str, value: object, knob: str) -> float:
+    """One environment figure as written (a duration, or the drift rate), read strictly;
+    `knob` names it in the error (a file's key, or a command-line option)."""
+    return fraction(value, knob) if name == "clock_drift" else seconds(value, knob)

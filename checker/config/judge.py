@@ -25,6 +25,7 @@ from leadercheck.checker.search import check
 
 SAFE, UNSAFE, UNDECIDED = "SAFE", "UNSAFE", "UNDECIDED"
 RULES, STALE, FALSE_FAILOVER, LOST_ACK = CLAIMS
+RENEWAL = {"nodes": 2, "tokens": 2, "pauses": 1}  # a leader and a standby; one pause
 
 
 @dataclass(frozen=True)
@@ -135,14 +136,13 @@ def decide(
     tells (see the module's docstring), with the run that told."""
     entry = catalogue.lookup(protocol)
     prop = catalogue.claims[claim]
-    defaults = {p.name: p.default for p in entry.params}
     for tick in tick_lengths(durations, budget, cap):
         tried: dict[tuple[tuple[str, int], ...], PropertyResult] = {}
         for against in (True, False):
             ticks = in_ticks(durations, tick, against)
             if ticks is None:
                 continue
-            values = {**defaults, **fixed, **ticks}
+            values = {**entry.resolve({}), **fixed, **ticks}
             key = tuple(sorted(values.items()))
             if key not in tried:
                 result = check(catalogue.build(entry, values), [prop])
@@ -208,13 +208,8 @@ def false_failover(
     say(f"{FALSE_FAILOVER}: can a healthy {t.leader} be deposed?")
     assert t.renew is not None and t.delay is not None
     renew, delay, ttl, pause = t.renew(v), t.delay(v), t.store_ttl(v), v["pause"]
-    durations = {
-        "ttl": Duration(ttl, harmful=False, least=1),
-        "renew": Duration(renew, harmful=True, least=1),
-        "delay": Duration(delay, harmful=True),
-        "gc": Duration(pause, harmful=True),
-    }
-    fixed = {"nodes": 2, "tokens": 2, "crashes": 0, "pauses": 1}
+    durations = _renewal(t, v, ttl_harmful=False)
+    fixed = {**RENEWAL, "crashes": 0}
     verdict, run = decide(
         catalogue, "lease-renewal", "healthy-leader-kept", durations, fixed, 12, 48
     )
@@ -243,7 +238,7 @@ def lost_ack_write(catalogue: Catalogue, v: Mapping[str, float], say: Progress) 
     protocol = "patroni-sync" if sync else "patroni"
     ttl = min(max(int(v["ttl"] // v["loop_wait"]), 2), 5)  # the model renews every tick
     entry = catalogue.lookup(protocol)
-    values = {**{p.name: p.default for p in entry.params}, "ttl": ttl}
+    values = {**entry.resolve({}), "ttl": ttl}
     result = check(catalogue.build(entry, values), [catalogue.claims["no-lost-ack-write"]])
     outcome = result.result("no-lost-ack-write")
     run = Run(protocol, values, v["loop_wait"], outcome, result.stats.distinct_states)
@@ -283,12 +278,7 @@ def _failover(catalogue: Catalogue, t: Timing, v: Mapping[str, float]) -> tuple[
             f"worst failover: {_s(ttl + retry)} after the holder fails (the keys expire "
             f"after the ttl {_s(ttl)}, then the next try comes within {_s(retry)})",
         )
-    durations = {
-        "ttl": Duration(ttl, harmful=True, least=1),
-        "renew": Duration(t.renew(v), harmful=True, least=1),
-        "delay": Duration(t.delay(v), harmful=True),
-        "gc": Duration(v["pause"], harmful=True),
-    }
+    durations = _renewal(t, v, ttl_harmful=True)
     tick = tick_lengths(durations, 10, 10)[0]
     high = _worst_failover(catalogue, durations, tick, against=True)
     low = _worst_failover(catalogue, durations, tick, against=False)
@@ -303,6 +293,18 @@ def _failover(catalogue: Catalogue, t: Timing, v: Mapping[str, float]) -> tuple[
     )
 
 
+def _renewal(t: Timing, v: Mapping[str, float], ttl_harmful: bool) -> dict[str, Duration]:
+    """`lease-renewal`'s timings for system `t`: the TTL protects against a false failover
+    and lengthens a real one (`ttl_harmful`); the interval, delay and pause harm both."""
+    assert t.renew is not None and t.delay is not None
+    return {
+        "ttl": Duration(t.store_ttl(v), harmful=ttl_harmful, least=1),
+        "renew": Duration(t.renew(v), harmful=True, least=1),
+        "delay": Duration(t.delay(v), harmful=True),
+        "gc": Duration(v["pause"], harmful=True),
+    }
+
+
 def _worst_failover(
     catalogue: Catalogue, durations: Mapping[str, Duration], tick: float, against: bool
 ) -> int | None:
@@ -313,8 +315,7 @@ def _worst_failover(
         return None
     entry = catalogue.lookup("lease-renewal")
     (metric,) = entry.measures
-    values = {**{p.name: p.default for p in entry.params}, **ticks}
-    values |= {"nodes": 2, "tokens": 2, "crashes": 1, "pauses": 1}
+    values = {**entry.resolve({}), **RENEWAL, "crashes": 1, **ticks}
     found = measure(catalogue.build(entry, values), metric.value, metric.where)
     if found is None or found.end is EndReason.INTERRUPTED:
         return None

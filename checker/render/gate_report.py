@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from leadercheck.checker.gate import CaseOutcome, GateReport, Row
@@ -60,34 +61,51 @@ def summary_lines(report: GateReport) -> list[str]:
     return lines
 
 
-def junit_xml(report: GateReport) -> str:
-    """One test case per protocol and property; a difference is a failure with its reason."""
-    rows = [(o, r) for o in report.outcomes for r in o.rows]
-    failures = sum(1 for _, r in rows if not r.ok) + len(report.extra_findings)
+@dataclass(frozen=True)
+class JunitCase:
+    """One test case of a JUnit report: a failure when `failure` names one."""
+
+    classname: str
+    name: str
+    seconds: float | None = None
+    failure: str = ""  # the message; empty when the case passed
+    details: str = ""  # the failure's text
+
+
+def junit_suite(name: str, cases: Sequence[JunitCase]) -> str:
+    """A JUnit XML test suite, as `verify --all` and `verify config --all` write one."""
     suite = ET.Element(
         "testsuite",
-        name="leadercheck",
-        tests=str(len(rows) + len(report.extra_findings)),
-        failures=str(failures),
+        name=name,
+        tests=str(len(cases)),
+        failures=str(sum(1 for c in cases if c.failure)),
         errors="0",
     )
-    for outcome, row in rows:
-        seconds = outcome.result.stats.seconds / max(len(outcome.rows), 1)
-        case = ET.SubElement(
-            suite,
-            "testcase",
-            classname=outcome.case.name,
-            name=row.result.prop.name,
-            time=f"{seconds:.3f}",
-        )
-        if not row.ok:
-            failure = ET.SubElement(case, "failure", message=row.findings[0])
-            failure.text = "\n".join(row.findings)
-    for finding in report.extra_findings:
-        case = ET.SubElement(suite, "testcase", classname="specs", name="coverage")
-        ET.SubElement(case, "failure", message=finding).text = finding
+    for c in cases:
+        case = ET.SubElement(suite, "testcase", classname=c.classname, name=c.name)
+        if c.seconds is not None:
+            case.set("time", f"{c.seconds:.3f}")
+        if c.failure:
+            ET.SubElement(case, "failure", message=c.failure).text = c.details
     ET.indent(suite)
     return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def junit_xml(report: GateReport) -> str:
+    """One test case per protocol and property; a difference is a failure with its reason."""
+    cases = [
+        JunitCase(
+            outcome.case.name,
+            row.result.prop.name,
+            outcome.result.stats.seconds / max(len(outcome.rows), 1),
+            "" if row.ok else row.findings[0],
+            "\n".join(row.findings),
+        )
+        for outcome in report.outcomes
+        for row in outcome.rows
+    ]
+    cases += [JunitCase("specs", "coverage", None, f, f) for f in report.extra_findings]
+    return junit_suite("leadercheck", cases)
 
 
 def json_summary(report: GateReport) -> dict[str, Any]:
