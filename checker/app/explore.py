@@ -18,7 +18,8 @@ and goes on serving. Model code runs under one lock: one request at a time. Rout
   JUMP_STATES states, stopped by Ctrl-C), answered with the link of its shortest
   counterexample (`always`) or witness (`sometimes`), or why there is none.
 
-Ctrl-C stops the server (and a search under way) and the command exits 0.
+Ctrl-C stops the server (and a search under way) and the command exits 3: it judged
+nothing, and the exit-code contract keeps 0 and 1 for verdicts.
 """
 
 from __future__ import annotations
@@ -534,4 +535,4 @@ def explore_command(
     finally:
         server.server_close()
     say("explore: stopped")
-    return 0
+    return 3  # ended by Ctrl-C, its only end: incomplete, never a verdict
