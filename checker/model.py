@@ -41,7 +41,10 @@ class Action(NamedTuple):
       default) to leave it to `Model.fairness`: faults and recoveries unforced, ticks
       the clock's, steps the model's default class;
     - `local`: for partial-order reduction, it meets the conditions of `Model.local_moves`
-      in the state that offers it.
+      in the state that offers it;
+    - `unreached`: the messages this step sent that could not leave (to a participant
+      behind a partition, or down), each written as the model's network writes a message
+      in flight; never in the state, so a chart can still draw them ending in a cross.
 
     `note`, the human sentence, may be a function of no arguments: it is then called
     only for the steps that are shown (a trace, a diagram), never during a search.
@@ -54,6 +57,7 @@ class Action(NamedTuple):
     kind: str = STEP
     fairness: str | None = BY_KIND
     local: bool = False
+    unreached: tuple[object, ...] = ()
 
     def shown(self) -> Action:
         """This action with its note written out, as traces and diagrams hold it."""

@@ -62,6 +62,18 @@ def _names(nodes: Iterable[int]) -> str:
     return ", ".join(node_name(j) for j in nodes)
 
 
+class Sent(NamedTuple):
+    """What a send leaves: the state, the note that says it, and what could not leave."""
+
+    state: ClusterState
+    note: str
+    unreached: tuple[Message, ...]
+
+    def step(self, action: Action, why: str = "") -> Successor:
+        """The step that made this send, its note led by `why`."""
+        return action._replace(note=why + self.note, unreached=self.unreached), self.state
+
+
 class BullyNode(NamedTuple):
     up: bool = True
     paused: bool = False
@@ -143,30 +155,30 @@ class BullyModel(ClusterModel):
         """The message node i sends node j (one equal to a message in flight merges with it)."""
         return Message(kind, i, j)
 
-    def send(
-        self, s: ClusterState, i: int, kind: str, to: Iterable[int]
-    ) -> tuple[ClusterState, str]:
-        """Node i sends `kind` to each of `to`; one to a crashed or unreachable node is lost."""
+    def send(self, s: ClusterState, i: int, kind: str, to: Iterable[int]) -> Sent:
+        """Node i sends `kind` to each of `to`; one to a crashed or unreachable node is lost
+        (a node beyond the modelled ones, in the election count, never answers)."""
         to = tuple(to)
-        live = [j for j in to if j <= self.n and s.node(j).up and s.net.connected(i, j)]
-        net = s.net.send(*(self.message(s, kind, i, j) for j in live))
+        modelled = [self.message(s, kind, i, j) for j in to if j <= self.n]
+        after, unreached = s.post(*modelled)
         note = f"{kind} to {_names(to) or 'nobody'}"
-        if lost := [j for j in to if j not in live]:
-            note += f" ({_names(lost)} unreachable)"
-        return self.counted(s._replace(net=net), len(to)), note
+        lost = [j for j in to if j > self.n] + [m.dst for m in unreached]
+        if lost:
+            note += f" ({_names(sorted(lost))} unreachable)"
+        return Sent(self.counted(after, len(to)), note, unreached)
 
-    def elect(self, s: ClusterState, i: int) -> tuple[ClusterState, str]:
+    def elect(self, s: ClusterState, i: int) -> Sent:
         """Node i holds an election: ELECTION to every higher id, then it awaits an OK."""
-        s, note = self.send(s, i, ELECTION, range(i + 1, self.top + 1))
+        sent = self.send(s, i, ELECTION, range(i + 1, self.top + 1))
         node = BullyNode(phase=ELECTING, timer=ANSWER_WAIT, paused=s.node(i).paused)
-        return s.with_node(i, node), note
+        return sent._replace(state=sent.state.with_node(i, node))
 
-    def declare(self, s: ClusterState, i: int) -> tuple[ClusterState, str]:
+    def declare(self, s: ClusterState, i: int) -> Sent:
         """No OK came: node i takes over with a new ghost epoch and tells every lower id."""
         ghost = self.next_ghost(s)
-        s, note = self.send(s, i, COORDINATOR, range(1, i))
+        sent = self.send(s, i, COORDINATOR, range(1, i))
         node = BullyNode(phase=LEADER, coord=i, ghost=ghost, paused=s.node(i).paused)
-        return s.with_node(i, node)._replace(ghost=ghost), note
+        return sent._replace(state=sent.state.with_node(i, node)._replace(ghost=ghost))
 
     def next_ghost(self, s: ClusterState) -> int:
         """The ghost epoch of a new declaration: one past the last."""
@@ -179,10 +191,10 @@ class BullyModel(ClusterModel):
         name = node_name(i)
         if node.phase == LEADER:
             if node.due:
-                after, note = self.send(
+                sent = self.send(
                     s.with_node(i, node._replace(due=False)), i, COORDINATOR, range(1, i)
                 )
-                yield Action("heartbeat", name, None, note), after
+                yield sent.step(Action("heartbeat", name))
             storage, _ = s.storage.write(node.ghost, fencing=False)
             note = leadership_note(node.ghost)
             yield Action("write", name, STORAGE, note), s._replace(storage=storage)
@@ -194,27 +206,27 @@ class BullyModel(ClusterModel):
         node: BullyNode = s.node(i)
         name = node_name(i)
         if node.phase == ELECTING:
-            after, note = self.declare(s, i)
-            return Action("declare", name, None, f"no OK; {note}"), after
+            return self.declare(s, i).step(Action("declare", name), "no OK; ")
         if node.phase == WAITING:
             why = "no COORDINATOR after an OK"
         elif node.coord:
             why = f"no COORDINATOR for {self.timeout} ticks"
         else:
             why = "restarted"
-        after, note = self.elect(s, i)
-        return Action("election", name, None, f"{why}; {note}"), after
+        return self.elect(s, i).step(Action("election", name), f"{why}; ")
 
     def deliver(self, s: ClusterState, msg: Message) -> Successor:
         i, j = msg.dst, msg.src
         node: BullyNode = s.node(i)
         action = Action(msg.kind, node_name(j), node_name(i))
         if msg.kind == ELECTION:
-            s, _ = self.send(s, i, OK, (j,))
+            ok = self.send(s, i, OK, (j,))
+            action = action._replace(unreached=ok.unreached)
             if node.phase in (ELECTING, WAITING):
-                return action._replace(note="OK; already electing"), s
-            s, note = self.elect(s, i)
-            return action._replace(note=f"OK, then its own election: {note}"), s
+                return action._replace(note="OK; already electing"), ok.state
+            sent = self.elect(ok.state, i)
+            sent = sent._replace(unreached=ok.unreached + sent.unreached)
+            return sent.step(action, "OK, then its own election: ")
         if msg.kind == OK:
             if node.phase != ELECTING:
                 return action._replace(note="ignored"), s
@@ -307,20 +319,18 @@ class BullyElection(BullyModel):
         copies = {m.epoch for m in s.net.msgs if (m.kind, m.src, m.dst) == (kind, i, j)}
         return Message(kind, i, j, min(set(range(len(copies) + 1)) - copies))
 
-    def send(
-        self, s: ClusterState, i: int, kind: str, to: Iterable[int]
-    ) -> tuple[ClusterState, str]:
-        s, note = super().send(s, i, kind, to)
+    def send(self, s: ClusterState, i: int, kind: str, to: Iterable[int]) -> Sent:
+        sent = super().send(s, i, kind, to)
+        s = sent.state
         for msg in s.net.msgs:
             if msg.kind == OK:  # delivered at once: see the class docstring
                 _, s = self.deliver(s._replace(net=s.net.remove(msg)), msg)
-        return s, note
+        return sent._replace(state=s)
 
     def node_steps(self, s: ClusterState, i: int) -> Iterator[Successor]:
         node: BullyNode = s.node(i)
         if node.phase == FOLLOWER and node.coord == self.top:
-            after, note = self.elect(s, i)
-            yield Action("election", node_name(i), None, f"notices; {note}"), after
+            yield self.elect(s, i).step(Action("election", node_name(i)), "notices; ")
         elif self.urgent(s, i):
             yield self.time_out(s, i)
 

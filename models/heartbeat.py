@@ -105,11 +105,11 @@ class HeartbeatModel(ClusterModel):
         name = node_name(i)
         if node.leader:
             if node.due:
-                to = [j for j in self.ids if j != i and s.node(j).up and s.net.connected(i, j)]
-                net = s.net.send(*(Message(HEARTBEAT, i, j) for j in to))
+                beats = [Message(HEARTBEAT, i, j) for j in self.ids if j != i]
+                after, unreached = s.with_node(i, node._replace(due=False)).post(*beats)
+                to = [m.dst for m in beats if m not in unreached]
                 note = "to " + ", ".join(node_name(j) for j in to) if to else "nobody reachable"
-                after = s.with_node(i, node._replace(due=False))._replace(net=net)
-                yield Action("send heartbeat", name, None, note), after
+                yield Action("send heartbeat", name, None, note, unreached=unreached), after
             storage, _ = s.storage.write(node.ghost, fencing=False)
             note = leadership_note(node.ghost)
             yield Action("write", name, STORAGE, note), s._replace(storage=storage)

@@ -239,12 +239,14 @@ class RaftModel(InterchangeableNodes, ClusterModel):
         name = node_name(i)
         if node.role != LEADER and node.term < self.last_term(s) and self._may_time_out(s, i):
             term = node.term + 1
-            peers = tuple(self._reachable(s, i))
-            net = s.net.send(*(Message(REQUEST_VOTE, i, j, term) for j in peers))
+            asks = [Message(REQUEST_VOTE, i, j, term) for j in self.ids if j != i]
+            after, unreached = s.post(*asks)
+            peers = tuple(m.dst for m in asks if m not in unreached)
             candidate = node._replace(role=CANDIDATE, term=term, voted=i, votes=frozenset({i}))
             candidate, need = self._count(s, i, candidate)
             note = partial(_timeout_note, term, peers, need)
-            yield Action("timeout", name, None, note), s.with_node(i, candidate)._replace(net=net)
+            action = Action("timeout", name, None, note, unreached=unreached)
+            yield action, after.with_node(i, candidate)
         if node.role == LEADER:
             storage, _ = s.storage.write(node.term, fencing=False)
             wrote = f"term {node.term} accepted"
@@ -255,17 +257,17 @@ class RaftModel(InterchangeableNodes, ClusterModel):
         before: RaftNode = s.node(i)
         node = before.adopt(msg.epoch) if msg.epoch > before.term else before
         need = 0
+        unreached: tuple[Message, ...] = ()
         if msg.kind == REQUEST_VOTE:
             if msg.epoch == node.term and node.voted in (0, msg.src):
                 node = node._replace(voted=msg.src)
-            if s.node(msg.src).up:
-                granted = node.voted == msg.src and msg.epoch == node.term
-                reply = Message(GRANTED if granted else REFUSED, i, msg.src, node.term)
-                s = s._replace(net=s.net.send(reply))
+            granted = node.voted == msg.src and msg.epoch == node.term
+            s, unreached = s.post(Message(GRANTED if granted else REFUSED, i, msg.src, node.term))
         elif msg.kind == GRANTED:  # useful, so the receiver is a candidate in that term
             node, need = self._count(s, i, node._replace(votes=node.votes | {msg.src}))
         note = partial(_delivery_note, msg, before, node, need)
-        return Action(msg.kind, node_name(msg.src), node_name(i), note), s.with_node(i, node)
+        action = Action(msg.kind, node_name(msg.src), node_name(i), note, unreached=unreached)
+        return action, s.with_node(i, node)
 
     def successors(self, s: ClusterState) -> Iterator[Successor]:
         """The shared steps, with every message its receiver can no longer use dropped;

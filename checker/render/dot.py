@@ -49,6 +49,7 @@ from leadercheck.checker.render.lanes import (
     DELIVERED,
     IN_FLIGHT,
     LOST,
+    UNREACHED,
     Facts,
     Lanes,
     Leadership,
@@ -72,6 +73,7 @@ DATA = "#1f618d"  # a field the claim reads, where it changes
 STALE = "#b9770e"  # a stale leader: amber, not the red of two leaders in one epoch
 GREEN = "#1e7d32"
 LOSS = "#d35400"
+MESSAGE = "#34495e"
 BAND = "#f5b041"  # a partitioned side
 WALL = "#b9770e"
 CUT = "#a569bd"  # cut from the store
@@ -358,6 +360,8 @@ class _Chart:
         )
         self.canvas = _Canvas()
         self.arrows: list[tuple[float, float, float, float]] = []  # calls and messages drawn
+        # the labels of sends that could not leave, placed with the other messages' labels
+        self.unreached_tags: list[tuple[int, list[Message], float, float, float, float]] = []
         self.colour = {
             (lead.who, lead.start): PALETTE[k % len(PALETTE)]
             for k, lead in enumerate(self.lanes.leaderships)
@@ -417,6 +421,7 @@ class _Chart:
         self._leaderships()
         self._pauses()
         self._roles()
+        self._unreached()
         self._data()
         self._calls()
         self._messages()
@@ -459,7 +464,7 @@ class _Chart:
             out.append(("band", "partition: this side is cut off from the other nodes"))
         if ln.store_cuts:
             out.append(("cut", "cut from the store: the node cannot reach it"))
-        if ln.messages:
+        if any(m.fate != UNREACHED for m in ln.messages):
             out.append(("message", "message: sent at one step, received at a later one"))
         if any(m.fate == IN_FLIGHT for m in ln.messages):
             out.append(("stub", "dashed stub: a message still in flight when the trace ends"))
@@ -472,7 +477,7 @@ class _Chart:
             and self._blocked_at(s.action.actor, s.action.target, s.index) is not None
             for s in self.trace.steps[1:]
         )
-        if blocked or any(m.fate == LOST for m in ln.messages):
+        if blocked or any(m.fate in (LOST, UNREACHED) for m in ln.messages):
             out.append(("lost", "lost, or cannot arrive: ends in a cross where it stops"))
         if any(ln.ticks) and self.ctx.tick_seconds is not None:
             out.append(("word", f"time: real time so far (a tick is {self.ctx.time_text(1)})"))
@@ -909,11 +914,18 @@ class _Chart:
                 penwidth="1.2",
             )
             cv.placed.append((x - BAR_W / 2, top, x + BAR_W / 2, bottom))
+            crossed = any(  # a send to the right that could not leave ends in a cross there
+                m.fate == UNREACHED
+                and m.sender == lead.who
+                and m.sent == lead.start
+                and self.x.get(m.receiver, x) > x
+                for m in self.lanes.messages
+            )
             cv.text(
                 TAGS,
                 f"lead{k}_tag",
                 x + BAR_W / 2 + 4,
-                top + 9,
+                top + 9 + (LINE_H / 2 if crossed else 0),
                 [lead.title],
                 css,
                 tip,
@@ -1066,41 +1078,63 @@ class _Chart:
 
     def _data(self) -> None:
         """The fields the claim reads, on their lanes where they change, below the step's
-        line (one under another when several change at once); at the deciding step in the
-        accent colour: the data that carries the bug."""
+        line (one under another when several change at once, or a line lower if the first
+        is taken by a mark); at the deciding step in the accent colour: the data that
+        carries the bug; in the crash's colour, a value set where a crash wiped another
+        (a vote given twice in one term)."""
         cv, g = self.canvas, self.grid
         stacked: dict[tuple[int, str], int] = {}
         for k, d in enumerate(data_changes(self.trace, self.cols, self.ctx.outcome.prop.reads)):
             below = stacked.get((d.step, d.who), 0)
-            stacked[(d.step, d.who)] = below + 1
-            x, align = self._data_side(d.who, d.step)
+            spots = [
+                (x, align, n, g.c(d.step) + 9 + LINE_H * (below + n + (len(d.words) - 1) / 2))
+                for x, align in self._data_sides(d.who, d.step)
+                for n in range(3)
+            ]
+            crowding = [
+                cv.crowding(*_text_box(d.words, x, y, SMALL, align)) for x, align, _, y in spots
+            ]
+            x, align, lower, y = spots[crowding.index(min(crowding))]
+            stacked[(d.step, d.who)] = below + lower + len(d.words)
             deciding = self.deciding(d.step)
             cv.text(
                 TAGS,
                 f"datum{k}",
                 x,
-                g.c(d.step) + 9 + LINE_H * below,
-                [d.words],
+                y,
+                d.words,
                 _classes(d.step, kind="datum"),
-                f"step {d.step}, {d.who}: {d.key} {d.old!r} -> {d.new!r}",
+                f"step {d.step}, {d.who}: {d.key} {d.old!r} -> {d.new!r}"
+                + (
+                    f", and {d.before_crash!r} before its crash wiped it"
+                    if d.before_crash is not None
+                    else ""
+                ),
                 size=SMALL,
-                color=self.accent if deciding else DATA,
+                color=self.accent if deciding else LOSS if d.before_crash is not None else DATA,
                 align=align,
-                bold_first=deciding,
+                bold_first=deciding or d.before_crash is not None,
                 bgcolor="#ffffffd0",
             )
 
-    def _data_side(self, name: str, i: int) -> tuple[float, str]:
-        """Where a datum on lane `name` at step i goes: left of the lifeline (the right
-        holds the tags of bars and crashes), unless a message meets the lane there from
-        the left."""
+    def _data_sides(self, name: str, i: int) -> tuple[tuple[float, str], tuple[float, str]]:
+        """Where a datum on lane `name` at step i goes, first choice first: left of the
+        lifeline (the right holds the tags of bars and crashes), unless a message meets
+        the lane there from the left (one that could not leave runs level, above the
+        datum: it may)."""
         x = self.x[name]
         from_left = any(
             (m.receiver == name and m.ended == i and self.x.get(m.sender, x) < x)
-            or (m.sender == name and m.sent == i and self.x.get(m.receiver, x) < x)
+            or (
+                m.sender == name
+                and m.sent == i
+                and m.fate != UNREACHED
+                and self.x.get(m.receiver, x) < x
+            )
             for m in self.lanes.messages
         )
-        return (x + BAR_W / 2 + 6, "LEFT") if from_left else (x - 8, "RIGHT")
+        left, right = (x - 8, "RIGHT"), (x + BAR_W / 2 + 6, "LEFT")
+        return (right, left) if from_left else (left, right)
 
     def _roles(self) -> None:
         """A node's role and epoch where they change, while it does not lead."""
@@ -1228,14 +1262,14 @@ class _Chart:
         shown = [
             (k, m)
             for k, m in enumerate(self.lanes.messages)
-            if m.sender in self.x and m.receiver in self.x
+            if m.sender in self.x and m.receiver in self.x and m.fate != UNREACHED
         ]
         for k, m in sorted(shown, key=lambda km: km[1].fate == IN_FLIGHT):
             xs, xr = self.x[m.sender], self.x[m.receiver]
             y1 = g.c(m.sent) if m.sent else g.c(0)
             x1 = self.edge_x(m.sender, m.sent, xr)
             deciding = m.ended == self.last and m.fate == DELIVERED
-            color = self.accent if deciding else "#34495e"
+            color = self.accent if deciding else MESSAGE
             css = _classes(m.sent, m.ended, kind="message")
             tip = self._message_words(m)
             if m.fate == DELIVERED and m.ended is not None:
@@ -1272,26 +1306,64 @@ class _Chart:
         places = {d[0]: d for d in drawn}
         for group in labelled.values():
             k, m, x1, y1, _, _, color = places[group[0][0]]
-            to = ", ".join(
-                d[1].receiver for d in sorted(group, key=lambda d: self.x[d[1].receiver])
-            )
-            label = m.kind if m.fate == DELIVERED else f"{m.kind} to {to}"
             x2, y2 = sum(d[2] for d in group) / len(group), max(d[3] for d in group)
-            x, y = self._label_spot(label, x1, y1, x2, y2, m.fate != DELIVERED)
-            cv.text(
-                LABELS,
-                f"msg{k}_tag",
-                x,
-                y,
-                [label],
-                _classes(
-                    *(step for d in group for step in (d[1].sent, d[1].ended)), kind="message"
-                ),
-                "; ".join(self._message_words(d[1]) for d in group),
-                color=color,
-                align="CENTER",
-                bgcolor="#ffffffb0",
-            )
+            self._message_tag(k, [d[1] for d in group], x1, y1, x2, y2, color)
+        for k, sends, x1, y1, x2, y2 in self.unreached_tags:  # drawn before the data
+            self._message_tag(k, sends, x1, y1, x2, y2, MESSAGE)
+
+    def _unreached(self) -> None:
+        """Sends that could not leave: a level line from the sender to where each stops (a
+        partition's wall, or short of a node that is down), ending in a cross; the sends of
+        one step that stop at one place share a line and a label. Drawn before the data, so
+        that the data's labels keep clear of the crosses; labelled with the other messages."""
+        g = self.grid
+        stops: dict[tuple[str, int, int], tuple[float, float, list[tuple[int, Message]]]] = {}
+        for k, m in enumerate(self.lanes.messages):
+            if m.fate != UNREACHED or m.sender not in self.x or m.receiver not in self.x:
+                continue
+            xr = self.x[m.receiver]
+            x1 = self.edge_x(m.sender, m.sent, xr)
+            stop = self._blocked_at(m.sender, m.receiver, m.sent)
+            x2 = x1 + (xr - x1) * 0.42 if stop is None else stop
+            stops.setdefault((m.sender, m.sent, round(x2)), (x1, x2, []))[2].append((k, m))
+        for x1, x2, group in stops.values():
+            k, m = group[0]
+            y, css = g.c(m.sent), _classes(m.sent, kind="message")
+            tip = "; ".join(self._message_words(m) for _, m in group)
+            self.canvas.segment(f"msg{k}", x1, y, x2, y, css, tip, color=MESSAGE, penwidth="1.3")
+            self._cross(f"msg{k}_lost", x2, y, css, tip)
+            self.arrows.append((x1, y, x2, y))
+            self.unreached_tags.append((k, [m for _, m in group], x1, y, x2, y))
+
+    def _message_tag(
+        self,
+        k: int,
+        group: list[Message],
+        x1: float,
+        y1: float,
+        x2: float,
+        y2: float,
+        color: str,
+    ) -> None:
+        """The one label of message k's line (from (x1, y1) to (x2, y2)), or of the lines
+        of one send that fan out or stop together: its kind, and where it goes unless it
+        arrives."""
+        m = group[0]
+        to = ", ".join(d.receiver for d in sorted(group, key=lambda d: self.x[d.receiver]))
+        label = m.kind if m.fate == DELIVERED else f"{m.kind} to {to}"
+        x, y = self._label_spot(label, x1, y1, x2, y2, m.fate != DELIVERED)
+        self.canvas.text(
+            LABELS,
+            f"msg{k}_tag",
+            x,
+            y,
+            [label],
+            _classes(*(step for d in group for step in (d.sent, d.ended)), kind="message"),
+            "; ".join(self._message_words(d) for d in group),
+            color=color,
+            align="CENTER",
+            bgcolor="#ffffffb0",
+        )
 
     def _stub_end(self, x1: float, y1: float, toward: float) -> tuple[float, float]:
         """Where the stub of a message still in flight at the end stops: STUB_LEN from
@@ -1359,6 +1431,8 @@ class _Chart:
             return f"{head}, delivered at step {m.ended}"
         if m.fate == LOST:
             return f"{head}, lost at step {m.ended} ({m.cause})"
+        if m.fate == UNREACHED:
+            return f"{head}, could not leave ({m.cause})"
         assert m.fate == IN_FLIGHT
         return f"{head}, still in flight at the end"
 

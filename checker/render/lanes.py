@@ -62,6 +62,7 @@ FAULT_NAMES = frozenset({"crash", "lose", "partition", "pause"})
 _MESSAGE = re.compile(r"(?P<kind>[^()]+)\((?P<sender>[^()]+?)->(?P<receiver>[^()]+)\)")
 
 DELIVERED, LOST, IN_FLIGHT = "delivered", "lost", "in flight"
+UNREACHED = "unreached"  # sent at a step but could not leave: behind a partition, or down
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,7 @@ class Message:
     receiver: str
     sent: int
     ended: int | None
-    fate: str  # DELIVERED, LOST or IN_FLIGHT
+    fate: str  # DELIVERED, LOST, IN_FLIGHT or UNREACHED
     cause: str = ""  # for a lost one: how it was lost, in words
 
 
@@ -216,10 +217,17 @@ class Datum:
     key: str
     old: object
     new: object
+    # what the lane held before a crash wiped it, when it now holds something else: a
+    # volatile vote given twice, a counter handed out again
+    before_crash: object = None
 
     @property
-    def words(self) -> str:
-        return f"{self.key} {_value_words(self.new)}"
+    def words(self) -> list[str]:
+        """The datum as drawn: its new value, and on a second line what a crash wiped."""
+        said = [f"{self.key} {_value_words(self.new)}"]
+        if self.before_crash is not None:
+            said.append(f"({_value_words(self.before_crash)} before the crash)")
+        return said
 
 
 def _value_words(value: object) -> str:
@@ -230,15 +238,31 @@ def _value_words(value: object) -> str:
 
 def data_changes(trace: Trace, lanes: Sequence[str], keys: Sequence[str]) -> list[Datum]:
     """Where each of `keys` changes on each of `lanes`, step by step (not in the initial
-    state, which the header shows): the data the claim is about, as it moves."""
+    state, which the header shows): the data the claim is about, as it moves. A value
+    set after a crash wiped a different one says what it was."""
     found = []
+    held: dict[tuple[str, str], object] = {}  # the last value that was not empty
+    wiped: dict[tuple[str, str], object] = {}  # what a crash emptied, until a new value
     for before, step in zip(trace.steps, trace.steps[1:], strict=False):
         for who in lanes:
             was, now = before.view.get(who, {}), step.view.get(who, {})
             for key in keys:
-                if key in now and key in was and now[key] != was[key]:
-                    found.append(Datum(step.index, who, key, was[key], now[key]))
+                if key in was and not _empty(was[key]):
+                    held[(who, key)] = was[key]
+                if key not in now or key not in was or now[key] == was[key]:
+                    continue
+                forgot = None
+                if _empty(now[key]) and now.get("up") is False:
+                    wiped[(who, key)] = held.get((who, key))
+                elif not _empty(now[key]):
+                    forgot = wiped.pop((who, key), None)
+                    forgot = None if _empty(forgot) or forgot == now[key] else forgot
+                found.append(Datum(step.index, who, key, was[key], now[key], forgot))
     return found
+
+
+def _empty(value: object) -> bool:
+    return value is None or value in ((), [], "", 0, "none")
 
 
 def chart_gaps(views: Sequence[Mapping[str, Mapping[str, object]]]) -> list[str]:
@@ -500,9 +524,10 @@ def _ending(action: Action | None, kind: str, sender: str, receiver: str) -> tup
     return LOST, f"gone at {action.name}"
 
 
-def messages(trace: Trace) -> list[Message]:
-    """Every message that is ever in flight, sent to delivered, lost or still in flight."""
-    found: list[Message] = []
+def messages(trace: Trace, facts: Sequence[Mapping[str, Facts]]) -> list[Message]:
+    """Every message that is ever in flight, sent to delivered, lost or still in flight,
+    and every one a step sent that could not leave (its action's `unreached`)."""
+    found = _unreached(trace, facts)
     open_: dict[str, tuple[int, tuple[str, str, str]]] = {}
     previous: set[str] = set()
     for step in trace.steps:
@@ -522,6 +547,22 @@ def messages(trace: Trace) -> list[Message]:
     return sorted(found, key=lambda m: (m.sent, m.ended is None, m.ended or 0, m.text))
 
 
+def _unreached(trace: Trace, facts: Sequence[Mapping[str, Facts]]) -> list[Message]:
+    """The messages each step sent that could not leave, and why, as things stood before."""
+    found: list[Message] = []
+    for step in trace.steps[1:]:
+        for text in step.action.unreached if step.action is not None else ():
+            parsed = parse_message(str(text))
+            if parsed is None:
+                continue
+            kind, sender, receiver = parsed
+            there = facts[step.index - 1].get(receiver)
+            cause = f"{receiver} is down" if there and there.crashed else "across the partition"
+            i = step.index
+            found.append(Message(str(text), kind, sender, receiver, i, i, UNREACHED, cause))
+    return found
+
+
 def lanes(trace: Trace) -> Lanes:
     """Every fact of `trace` that a chart draws."""
     nodes, others = columns(trace)
@@ -538,7 +579,7 @@ def lanes(trace: Trace) -> Lanes:
         crashes=tuple(crashes(facts, nodes + others)),
         partitions=tuple(partitions(trace, nodes)),
         store_cuts=tuple(store_cuts(facts, nodes)),
-        messages=tuple(messages(trace)),
+        messages=tuple(messages(trace, facts)),
     )
 
 

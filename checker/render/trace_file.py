@@ -179,7 +179,7 @@ def _step(k: int, raw: object, fail: Fail) -> RecordedStep:
                 kind = "a string or null" if name == "target" else "a string"
                 raise fail(f"'{where}.action.{name}' must be {kind}, got {json.dumps(value)}")
             fields[name] = value
-        unknown = sorted(set(action) - set(fields) - {"kind", "fairness"})
+        unknown = sorted(set(action) - set(fields) - {"kind", "fairness", "unreached"})
         if unknown:
             raise fail(f"'{where}.action' has unknown field {unknown[0]!r}")
         kind = action.get("kind", UNKNOWN_KIND)  # a file written before kinds were kept
@@ -189,6 +189,9 @@ def _step(k: int, raw: object, fail: Fail) -> RecordedStep:
         fairness = action.get("fairness", BY_KIND)
         if fairness is not None and not isinstance(fairness, str):
             raise fail(f"'{where}.action.fairness' must be a string or null, got {_kind(fairness)}")
+        unreached = action.get("unreached", [])  # a file written before they were kept
+        if not isinstance(unreached, list) or not all(isinstance(m, str) for m in unreached):
+            raise fail(f"'{where}.action.unreached' must be a list of strings")
         parsed = Action(
             str(fields["name"]),
             str(fields["actor"]),
@@ -196,6 +199,7 @@ def _step(k: int, raw: object, fail: Fail) -> RecordedStep:
             str(fields["note"]),
             kind,
             fairness,
+            unreached=tuple(unreached),
         )
     summary = raw.get("summary")
     if not isinstance(summary, dict) or not all(isinstance(v, str) for v in summary.values()):

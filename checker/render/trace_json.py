@@ -82,6 +82,8 @@ def steps_json(trace: Trace) -> list[dict[str, object]]:
                 "note": step.action.note,
                 "kind": step.action.kind,  # step, fault, recovery or tick: drawn as what it is
                 "fairness": step.action.fairness,  # its class: a tick is the clock's alone
+                # sends that could not leave: drawn ending in a cross
+                "unreached": [str(m) for m in step.action.unreached],
             }
         steps.append(
             {

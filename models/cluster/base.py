@@ -100,6 +100,14 @@ class ClusterState(NamedTuple):
         node = self.nodes[i - 1]
         return bool(node.up and not node.paused)
 
+    def post(self, *msgs: Message) -> tuple[ClusterState, tuple[Message, ...]]:
+        """This state with `msgs` sent: each to a node that is up and on the sender's side
+        of any partition goes in flight; the others cannot leave and are returned, for the
+        step's `Action.unreached` (a chart draws them ending in a cross)."""
+        sent = [m for m in msgs if self.node(m.dst).up and self.net.connected(m.src, m.dst)]
+        unreached = tuple(m for m in msgs if m not in sent) if len(sent) < len(msgs) else ()
+        return self._replace(net=self.net.send(*sent)), unreached
+
     def leaders(self) -> tuple[tuple[int, int | None], ...]:
         """(node, epoch) of every live node that believes it is leader."""
         return tuple(

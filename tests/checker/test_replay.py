@@ -79,6 +79,8 @@ def test_an_edited_recorded_state_is_a_divergence_at_that_step() -> None:
         (lambda d: d["steps"][2]["action"].pop("actor"), "'steps[2].action.actor'"),
         (lambda d: d["steps"][0].update(action={}), "'steps[0].action'"),
         (lambda d: d.update(length=3), "'length'"),
+        (lambda d: d["steps"][2]["action"].update(unreached="x"), "'steps[2].action.unreached'"),
+        (lambda d: d["steps"][2]["action"].update(unreached=[1]), "'steps[2].action.unreached'"),
     ],
 )
 def test_a_malformed_file_names_the_field(edit, field) -> None:  # type: ignore[no-untyped-def]
@@ -86,6 +88,19 @@ def test_a_malformed_file_names_the_field(edit, field) -> None:  # type: ignore[
     edit(doc)
     with pytest.raises(LeadercheckError, match="^t.json: .*" + re.escape(field)):
         parse_trace(json.dumps(doc), "t.json")
+
+
+def test_sends_that_could_not_leave_are_kept_and_read_back() -> None:
+    """raft-no-quorum's lone n3 times out behind the partition: the file keeps the two
+    RequestVotes that could not leave (never in a state), and reading it back gives them
+    to the chart as they were; a file from before they were kept reads as none."""
+    doc = json.loads((ROOT / "counterexamples" / "raft-no-quorum.json").read_text())
+    assert doc["steps"][5]["action"]["unreached"] == ["RequestVote(n3->n1)", "RequestVote(n3->n2)"]
+    saved = parse_trace(json.dumps(doc))
+    assert saved.steps[5].action.unreached == ("RequestVote(n3->n1)", "RequestVote(n3->n2)")
+    for step in doc["steps"][1:]:
+        del step["action"]["unreached"]
+    assert parse_trace(json.dumps(doc)).steps[5].action.unreached == ()
 
 
 def test_not_json_and_not_an_object() -> None:

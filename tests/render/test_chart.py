@@ -18,7 +18,7 @@ from leadercheck.checker.model import Action
 from leadercheck.checker.properties import always
 from leadercheck.checker.render.context import TraceContext
 from leadercheck.checker.render.dot import BAR_W, trace_to_dot
-from leadercheck.checker.render.lanes import lanes
+from leadercheck.checker.render.lanes import UNREACHED, lanes
 from leadercheck.checker.result import PropertyResult, Verdict
 from leadercheck.checker.trace import Step, Trace
 from tests.render.live_traces import context, violated
@@ -180,12 +180,34 @@ def test_every_pause_is_a_striped_segment_saying_what_the_node_believes(
 def test_lost_messages_end_in_crosses_and_replies_are_drawn() -> None:
     raft = chart("raft-no-quorum", "single-leader")
     crosses = {i.name for i in raft if re.fullmatch(r"msg\d+_lost_\d+_a", i.name)}
-    assert len(crosses) == 2  # one lost RequestVote: a cross of two strokes
+    # one lost RequestVote, and n3's two that cannot cross the partition share a cross:
+    # each cross of two strokes
+    assert len(crosses) == 4
     tags = [i.attrs["label"] for i in raft if re.fullmatch(r"msg\d+_tag", i.name)]
     assert sum("RequestVote to n3" in t for t in tags) == 1
+    assert sum("RequestVote to n1, n2" in t for t in tags) == 1
     assert sum("VoteGranted" in t for t in tags) == 1
     heartbeat = chart("heartbeat-no-quorum", "single-leader")
-    assert len([i for i in heartbeat if re.fullmatch(r"msg\d+_lost_0_a", i.name)]) == 2
+    # two heartbeats lost to the partition, and the next two, which cannot leave, share one
+    assert len([i for i in heartbeat if re.fullmatch(r"msg\d+_lost_0_a", i.name)]) == 3
+
+
+def test_a_send_across_a_partition_stops_at_its_wall_in_a_cross() -> None:
+    """raft-no-quorum's n3 times out alone behind the partition: its RequestVotes to n1
+    and n2 run level from its lane to the wall, one line and one cross for both."""
+    ctx = context("raft-no-quorum", "single-leader")
+    items = {i.name: i for i in nodes(trace_to_dot(ctx))}
+    blocked = [(k, m) for k, m in enumerate(lanes(ctx.trace).messages) if m.fate == UNREACHED]
+    assert [(m.sender, m.receiver, m.sent) for _, m in blocked] == [
+        ("n3", "n1", 5),
+        ("n3", "n2", 5),
+    ]
+    k = blocked[0][0]
+    start, end = items[f"msg{k}_a"].xy, items[f"msg{k}_b"].xy
+    wall = items["part0_wall0_a"].xy[0]
+    assert start[1] == end[1] and end[0] == wall < start[0]
+    assert f"msg{blocked[1][0]}_a" not in items  # the second shares the first's line
+    assert "could not leave (across the partition)" in items[f"msg{k}_tag"].attrs["tooltip"]
 
 
 def test_messages_are_sloped_and_end_on_the_receivers_lifeline() -> None:
@@ -193,6 +215,8 @@ def test_messages_are_sloped_and_end_on_the_receivers_lifeline() -> None:
     items = {i.name: i for i in nodes(trace_to_dot(ctx))}
     lane = {n: items[f"h_{n}"].xy[0] for n in ("n1", "n2", "n3")}
     for k, m in enumerate(lanes(ctx.trace).messages):
+        if m.fate == UNREACHED:
+            continue  # level: see the test below
         start, end = items[f"msg{k}_a"].xy, items[f"msg{k}_b"].xy
         assert start[1] > end[1], m  # it arrives (or is lost) rows later: a slope
         assert abs(start[0] - lane[m.sender]) <= BAR_W / 2

@@ -10,8 +10,10 @@ from leadercheck.checker.render.lanes import (
     DELIVERED,
     IN_FLIGHT,
     LOST,
+    UNREACHED,
     Interval,
     Leadership,
+    data_changes,
     lanes,
     parse_message,
     trace_from_saved,
@@ -120,6 +122,41 @@ def test_messages_by_their_text_resent_lost_and_still_in_flight() -> None:
     ]
     assert parse_message("junk") is None
     assert parse_message("VoteGranted(n2->n1)") == ("VoteGranted", "n2", "n1")
+
+
+def test_a_send_that_could_not_leave_is_a_message_with_its_cause() -> None:
+    """An action's `unreached` messages are never in any state: the lanes still have them,
+    ending where they were sent, each with why it could not leave as things stood."""
+    up, down = {"up": True, "role": "leader"}, {"up": False, "role": "follower"}
+    sides = {"network": {"in_flight": [], "island": ["n3"]}}
+    sent = Action("beat", "n1", unreached=("Beat(n1->n2)", "Beat(n1->n3)", "junk"))
+    trace = Trace(
+        (
+            _step(0, None, n1=up, n2=down, n3=up, **sides),
+            _step(1, sent, n1=up, n2=down, n3=up, **sides),
+        )
+    )
+    got = [(m.receiver, m.sent, m.ended, m.fate, m.cause) for m in lanes(trace).messages]
+    assert got == [
+        ("n2", 1, 1, UNREACHED, "n2 is down"),
+        ("n3", 1, 1, UNREACHED, "across the partition"),
+    ]
+
+
+def test_a_value_set_after_a_crash_wiped_another_says_what_it_was() -> None:
+    def node(vote: str | None, up: bool = True) -> dict[str, object]:
+        return {"up": up, "role": "follower", "voted_for": vote}
+
+    views = [node("n1"), node(None, up=False), node(None), node("n3"), node("n1")]
+    trace = Trace(
+        tuple(_step(i, Action("x", "n2") if i else None, n2=v) for i, v in enumerate(views))
+    )
+    data = data_changes(trace, ["n2"], ["voted_for"])
+    assert [(d.step, d.words) for d in data] == [
+        (1, ["voted_for none"]),
+        (3, ["voted_for n3", "(n1 before the crash)"]),
+        (4, ["voted_for n1"]),  # no crash between n3 and n1: a change, not a forgotten vote
+    ]
 
 
 def test_crashes_restarts_and_a_store_that_is_down() -> None:

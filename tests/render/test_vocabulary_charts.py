@@ -111,7 +111,10 @@ def test_the_data_behind_the_bug_is_drawn() -> None:
     assert "WAL: empty)" in said
     votes = _lane_data(COUNTEREXAMPLES / "raft-volatile-vote.svg")
     assert votes.count("voted_for n1") >= 1 and "voted_for none" in votes
-    assert votes.index("voted_for none") < len(votes) - 1 and votes[-1] == "voted_for n3"
+    assert votes.index("voted_for none") < len(votes) - 2 and votes[-2:] == [
+        "voted_for n3",
+        "(n1 before the crash)",
+    ]
     assert _lane_data(COUNTEREXAMPLES / "lease-blind-write.svg") == ["holder n1", "holder n2"]
     owners = _lane_data(ROOT / "examples" / "counterexamples" / "redlock.svg")
     assert owners.count("owner n1") == 3 and owners.count("owner n2") == 3
@@ -127,3 +130,14 @@ def test_a_lasso_says_which_faults_must_recur_and_no_one_step_is_red() -> None:
     assert "network partition (step 13)" in said and "1 in flight lost" in said
     assert "step 18 returns to the state of step 7, so steps 8 to 18 repeat forever" in said
     assert 'class="node step&#45;18 row"' not in svg.read_text()
+
+
+def test_a_vote_given_twice_across_a_crash_is_marked() -> None:
+    """raft-volatile-vote with 5 nodes: n2 votes for n1, crashes (its vote was volatile),
+    restarts and votes for n4 in the same term. The chart says what the crash wiped, in
+    the crash's colour, where the second vote is given."""
+    svg = COUNTEREXAMPLES / "raft-volatile-vote@nodes=5.svg"
+    words = texts(svg)
+    assert "(n1 before the crash)" in words
+    assert words[words.index("(n1 before the crash)") - 1] == "voted_for n4"
+    assert "(n1 before the crash)" not in texts(COUNTEREXAMPLES / "raft-no-quorum.svg")
