@@ -33,6 +33,12 @@ from leadercheck.checker.errors import LeadercheckError
         ),
         model_option(),
         Once(
+            ["--client"], metavar="CMD",
+            help="Your own client program, one process per model node, driven over the JSON "
+            "lines protocol in the README (split like a shell command line, run without a "
+            "shell); default: this project's client.",
+        ),
+        Once(
             ["--endpoint"], metavar="HOST:PORT[,...]",
             help="Servers already running (left running); default: fresh ones on loopback.",
         ),
@@ -42,15 +48,17 @@ from leadercheck.checker.errors import LeadercheckError
             help="Real seconds per model tick (a TTL of k ticks is granted as k * SECONDS).",
         ),
         Once(
-            ["--settle"], type=Seconds(), default=1.5, show_default=True, metavar="SECONDS",
-            help="How long a step's effect may take to show (a lease's expiry is etcd's own "
-            "timer).",
+            ["--settle"], type=Seconds(), default=None, metavar="SECONDS",
+            help="How long a step's effect may take to show (default: half a tick, or the "
+            "system's own expiry lag and 0.1 s if longer: etcd revokes an expired lease up to "
+            "0.5 s late; the report states the window).",
         ),
         Once(
             ["--ttl-scale"], type=Seconds(), default=1.0, show_default=True,
             metavar="X",
             help="Grant real TTLs X times the model's: a deliberately wrong mapping, to see the "
-            "comparison catch it (any X but 1 must diverge where a lease runs out).",
+            "comparison catch it (it diverges where a lease's real end is further from the "
+            "model's than the settle window: X = 1.5 on a TTL of 2 ticks is a tick late).",
         ),
         Once(
             ["--random", "schedules"], type=Count(1), metavar="N",
@@ -87,9 +95,10 @@ def conform_command(
     system: str,
     protocol_name: str | None,
     model_spec: str | None,
+    client: str | None,
     endpoint: str | None,
     tick: float,
-    settle: float,
+    settle: float | None,
     ttl_scale: float,
     schedules: int | None,
     params: tuple[str, ...],
@@ -105,6 +114,7 @@ def conform_command(
     from leadercheck.checker.app import conform_runs  # noqa: PLC0415 (client libraries load then)
 
     timing = conform_runs.timing_of(tick, settle, ttl_scale)
+    command = None if client is None else conform_runs.client_command(client)
     if schedules is None:
         if trace_file is None:
             raise LeadercheckError("conform needs a TRACE.json, or --random N")
@@ -112,7 +122,7 @@ def conform_command(
             raise LeadercheckError("-p is for --random; a trace carries its parameters")
         return conform_runs.trace_run(
             trace_file, protocol_name, model_spec, system, endpoint, timing, as_json,
-            timeline, html_dir,
+            timeline, html_dir, command,
         )  # fmt: skip
     if trace_file is not None:
         raise LeadercheckError("give a TRACE.json or --random N, not both")
@@ -120,5 +130,5 @@ def conform_command(
         raise LeadercheckError("--html is for a trace; --random writes --timeline")
     return conform_runs.random_run(
         protocol_name, model_spec, parse_params(params), system, endpoint, timing, schedules,
-        seed, max_steps, budget, as_json, timeline,
+        seed, max_steps, budget, as_json, timeline, command,
     )  # fmt: skip

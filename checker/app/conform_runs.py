@@ -16,8 +16,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import os
+import shlex
+import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +28,12 @@ from leadercheck.checker import files
 from leadercheck.checker.app.output import say, warn
 from leadercheck.checker.conform.bindings.base import Binding
 from leadercheck.checker.conform.harness import Entry, ModelStep, model_steps
-from leadercheck.checker.conform.report import time_mapping, to_record
+from leadercheck.checker.conform.report import client_words, time_mapping, to_record
 from leadercheck.checker.conform.run import Report, conform_trace, parse_endpoints
-from leadercheck.checker.conform.world import Timing
+from leadercheck.checker.conform.world import GIVEN, Timing
 from leadercheck.checker.engine.interrupts import real_interrupt
 from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.properties import Kind
 from leadercheck.checker.render.conformance import (
     CONFORMANCE_CSS,
     entry_line,
@@ -45,14 +49,18 @@ MAX_SCHEDULES = 100_000
 MAX_STEPS = 200
 
 
-def timing_of(tick: float, settle: float, ttl_scale: float = 1.0) -> Timing:
+def timing_of(tick: float, settle: float | None, ttl_scale: float = 1.0) -> Timing:
+    """The time mapping the options ask for; a settle window not given is derived once the
+    system is known (Binding.settled)."""
     if not 0.05 <= tick <= 60:
         raise LeadercheckError(f"--tick {tick:g}: give seconds between 0.05 and 60")
-    if not 0 <= settle <= 60:
+    if settle is not None and not 0 <= settle <= 60:
         raise LeadercheckError(f"--settle {settle:g}: give seconds between 0 and 60")
     if not 0.1 <= ttl_scale <= 10:
         raise LeadercheckError(f"--ttl-scale {ttl_scale:g}: give a factor between 0.1 and 10")
-    return Timing(tick=tick, settle=settle, ttl_scale=ttl_scale)
+    if settle is None:
+        return Timing(tick=tick, ttl_scale=ttl_scale)
+    return Timing(tick=tick, settle=settle, ttl_scale=ttl_scale, settle_why=GIVEN)
 
 
 def check_outputs(
@@ -95,6 +103,7 @@ def trace_run(
     as_json: bool,
     timeline: Path | None,
     html_dir: Path | None,
+    client: list[str] | None = None,
 ) -> int:
     """A saved trace on the real system: the exit code."""
     from leadercheck.checker.app.traces import replayed_trace  # noqa: PLC0415
@@ -110,7 +119,7 @@ def trace_run(
         )
     actions = [s.replayed for s in replayed.steps if s.replayed is not None]
     steps = model_steps(model, replayed.visited, actions)
-    binding = _binding(target.name, against, values, timing)
+    binding, timing = _binding(target.name, against, values, timing, client)
     check_outputs(timeline, html_dir, endpoint, binding)
     echo = _printer(as_json)
     shown: list[dict[str, Any]] = []
@@ -120,7 +129,8 @@ def trace_run(
         echo(entry_line(row, shown[-1] if shown else None))
         shown.append(row)
 
-    report = _run(binding, steps, endpoint, timing, progress, trace_file, echo)
+    report = _run(binding, steps, endpoint, timing, progress, trace_file, echo,
+                  (prop.name, model_break(prop, replayed.visited)))  # fmt: skip
     record = to_record(report)
     _finish(record, as_json, echo, timeline)
     if html_dir is not None:
@@ -133,14 +143,44 @@ def trace_run(
     return _code(record["verdict"])
 
 
-def _binding(protocol: str, against: str, values: Mapping[str, int], timing: Timing) -> Binding:
+def _binding(
+    protocol: str,
+    against: str,
+    values: Mapping[str, int],
+    timing: Timing,
+    client: list[str] | None = None,
+) -> tuple[Binding, Timing]:
     """The binding (its client library imported: a missing one is one line now, before
-    any server) and its refusal of a time mapping it cannot honour."""
+    any server), its refusal of a time mapping it cannot honour, the mapping with the
+    settle window this system needs, and the user's client if one is given."""
     from leadercheck.checker.conform.bindings import binding_for  # noqa: PLC0415
 
     binding = binding_for(protocol, against, values)
     binding.check_timing(timing)
-    return binding
+    if client is not None:
+        if not binding.user_clients:
+            raise LeadercheckError(
+                f"--client: a client under test is driven on etcd's lease protocols for now,"
+                f" not on {against} ({protocol})"
+            )
+        binding.client_command = client
+    return binding, binding.settled(timing)
+
+
+def client_command(text: str) -> list[str]:
+    """--client's command line, split as a shell would (no shell runs it), its program
+    found before any server starts."""
+    try:
+        argv = shlex.split(text)
+    except ValueError as exc:
+        raise LeadercheckError(f"--client {text[:60]!r}: {exc}") from None
+    if not argv:
+        raise LeadercheckError("--client: give the command that starts your client")
+    program = argv[0]
+    found = shutil.which(program) if os.sep not in program else program
+    if found is None or not os.path.isfile(found) or not os.access(found, os.X_OK):
+        raise LeadercheckError(f"--client: {program!r}: no such program (or not executable)")
+    return argv
 
 
 def _run(
@@ -151,16 +191,26 @@ def _run(
     progress: Any,
     trace_file: Path,
     echo: Any,
+    claim: tuple[str, int | None],
 ) -> Report:
     values = binding.params
     shown = {"trace": str(trace_file), "protocol": binding.protocol,
              "params": dict(sorted(values.items())), "system": binding.system,
              "server": f"the servers at {endpoint}" if endpoint else "servers started on loopback",
+             "client": client_words(binding.client_command),
              "time_mapping": time_mapping(timing)}  # fmt: skip
     for line in header_lines(shown, len(steps) - 1):
         echo(line)
     return conform_trace(binding.protocol, values, steps, binding.system, timing, endpoint,
-                         progress, str(trace_file), binding)  # fmt: skip
+                         progress, str(trace_file), binding, claim)  # fmt: skip
+
+
+def model_break(prop: Any, visited: Sequence[Any]) -> int | None:
+    """The first step of the schedule where the model breaks `prop` (an invariant), if any:
+    a trace cut short of its violation, or run as a variant that holds, has none."""
+    if getattr(prop, "kind", None) != Kind.ALWAYS:
+        return None
+    return next((k for k, state in enumerate(visited) if not prop.predicate(state)), None)
 
 
 def _printer(as_json: bool) -> Any:
@@ -241,6 +291,7 @@ def random_run(
     budget: float,
     as_json: bool,
     timeline: Path | None,
+    client: list[str] | None = None,
 ) -> int:
     """N random schedules on the real system, every observation checked against the model.
 
@@ -255,7 +306,7 @@ def random_run(
     catalogue = catalogue_of(model_spec)
     entry = catalogue.lookup(_random_protocol(protocol_name, against, catalogue.protocols))
     values = entry.resolve(dict(given))
-    binding = _binding(entry.name, against, values, timing)
+    binding, timing = _binding(entry.name, against, values, timing, client)
     model = checked_model(catalogue, entry, values, ())
     check_outputs(timeline, None, endpoint, binding)
     echo = _printer(as_json)
@@ -285,6 +336,7 @@ def random_run(
             raise
         found.interrupted = True
     record = _random_record(found, entry.name, values, against, server, timing, seed, schedules)
+    record["client"] = client_words(binding.client_command)
     if as_json:
         say(_record_json(record))
     elif not found.interrupted:

@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -32,6 +33,11 @@ SYSTEMS = ("etcd", "postgres", "zookeeper", "redis")
 
 class AgentError(LeadercheckError):
     """The client process died or could not start; the conformance run cannot go on."""
+
+
+class ClientError(AgentError):
+    """The user's own client (`--client`) failed to start, exited, or answered outside
+    the protocol: its fault, not the real system's."""
 
 
 class NoAnswer(Exception):
@@ -49,7 +55,8 @@ def load_client(system: str, config: dict[str, Any]) -> Any:
 def serve(system: str, config: dict[str, Any], stdin: IO[str], stdout: IO[str]) -> None:
     """The child's loop: one operation per line until stdin closes."""
     client = load_client(system, config)
-    stdout.write(json.dumps({"ok": True, "result": {"ready": os.getpid()}}) + "\n")
+    ready = {"ready": os.getpid(), "background": getattr(client, "BACKGROUND", None)}
+    stdout.write(json.dumps({"ok": True, "result": ready}) + "\n")
     stdout.flush()
     for line in stdin:
         request = json.loads(line)
@@ -69,17 +76,29 @@ class Agent:
     """The harness's handle on one node's client process."""
 
     def __init__(
-        self, name: str, system: str, config: dict[str, Any], log_dir: Path, start_timeout: float
+        self,
+        name: str,
+        system: str,
+        config: dict[str, Any],
+        log_dir: Path,
+        start_timeout: float,
+        command: Sequence[str] | None = None,
     ) -> None:
         self.name = name
         self.system = system
         self.config = config
+        #: the user's own client (`verify conform --client`), started with the node's name
+        #: and configuration in its environment; None: this project's client for `system`
+        self.command = None if command is None else list(command)
         self.log_dir = log_dir
         self.start_timeout = start_timeout
         self.process: subprocess.Popen[str] | None = None
         self.paused = False
         self._replies: queue.Queue[str | None] = queue.Queue()
         self._generation = 0
+        #: what the client does between calls, as its first line says ("a keep-alive
+        #: thread"); None: nothing, so a pause stops nothing of its own
+        self.background: str | None = None
 
     # -- life --------------------------------------------------------------
 
@@ -87,25 +106,39 @@ class Agent:
         """A new process (a restart is one too: nothing of the old one survives)."""
         self._generation += 1
         log = (self.log_dir / f"{self.name}.{self._generation}.log").open("w")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", __name__, self.system, json.dumps(self.config)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            text=True,
-            start_new_session=True,  # a Ctrl-C at the terminal reaches the harness only
-        )
-        log.close()
+        argv = [sys.executable, "-m", __name__, self.system, json.dumps(self.config)]
+        env = None
+        if self.command is not None:
+            argv = self.command
+            env = {**os.environ, "LEADERCHECK_NODE": self.name}
+            env["LEADERCHECK_CONFIG"] = json.dumps(self.config, sort_keys=True)
+        try:
+            self.process = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                errors="replace",  # a client that prints bytes that are not UTF-8 is garbage
+                env=env,
+                start_new_session=True,  # a Ctrl-C at the terminal reaches the harness only
+            )
+        except OSError as exc:  # the command does not exist, or cannot be run
+            raise self._failure(f"{self.name}: cannot start {argv[0]!r}: {exc.strerror}") from None
+        finally:
+            log.close()
         self.paused = False
         self._replies = queue.Queue()
         threading.Thread(
             target=_pump, args=(self.process.stdout, self._replies), daemon=True
         ).start()
         try:
-            self._answer(self.start_timeout)
+            ready = self._answer(self.start_timeout)
         except NoAnswer:
             self.kill()
-            raise AgentError(f"{self.name}: its client process did not start in time") from None
+            raise self._failure(f"{self.name}: its client process did not start in time") from None
+        background = (ready.get("result") or {}).get("background")
+        self.background = background if isinstance(background, str) and background else None
 
     def pause(self) -> None:
         self._signal(signal.SIGSTOP)
@@ -147,25 +180,55 @@ class Agent:
     # -- operations --------------------------------------------------------
 
     def call(self, op: str, timeout: float, **args: Any) -> dict[str, Any]:
-        """Run one operation; the reply, or NoAnswer after `timeout` seconds."""
+        """Run one operation; the reply, or NoAnswer after `timeout` seconds. The user's
+        client must answer every operation in time (a late answer would be taken for the
+        next one's): its silence is a ClientError."""
         if self.process is None or self.process.stdin is None or not self.alive:
-            raise AgentError(f"{self.name}: its client process is not running")
+            raise self._failure(f"{self.name}: its client process is not running")
         try:
             self.process.stdin.write(json.dumps({"op": op, "args": args}) + "\n")
             self.process.stdin.flush()
         except (BrokenPipeError, OSError):
-            raise AgentError(f"{self.name}: its client process exited") from None
-        return self._answer(timeout)
+            raise self._failure(f"{self.name}: its client process exited") from None
+        try:
+            return self._answer(timeout)
+        except NoAnswer:
+            if self.command is None:
+                raise
+            raise self._failure(
+                f"{self.name}: no answer to {op!r} within {timeout:g} s (every operation"
+                " must be answered, ok or not, within the call timeout)"
+            ) from None
 
     def _answer(self, timeout: float) -> dict[str, Any]:
+        """The next reply line, checked: one JSON object with `ok` true and a `result`
+        object, or `ok` false and an `error` string. Anything else is the client's fault,
+        said in one line (AgentError), as is its exit; silence is NoAnswer."""
         try:
             line = self._replies.get(timeout=timeout)
         except queue.Empty:
             raise NoAnswer(f"{self.name}: no answer within {timeout:g} s") from None
         if line is None:
-            raise AgentError(f"{self.name}: its client process exited ({self._log_tail()})")
-        reply: dict[str, Any] = json.loads(line)
+            raise self._failure(f"{self.name}: its client process exited ({self._log_tail()})")
+        shown = line.strip()[:80]
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            reply = None
+        if not isinstance(reply, dict) or not isinstance(reply.get("ok"), bool):
+            raise self._failure(
+                f"{self.name}: its client answered {shown!r}, not a JSON object with"
+                ' "ok" (see the README\'s client protocol)'
+            )
+        if reply["ok"] and not isinstance(reply.get("result", {}), dict):
+            raise self._failure(f'{self.name}: its client\'s "result" is not an object: {shown!r}')
+        if not reply["ok"] and not isinstance(reply.get("error", ""), str):
+            raise self._failure(f'{self.name}: its client\'s "error" is not a string: {shown!r}')
         return reply
+
+    def _failure(self, text: str) -> AgentError:
+        """The error a failure of this node's client is: the user's client's own, or ours."""
+        return (AgentError if self.command is None else ClientError)(text)
 
     def _signal(self, sig: int) -> None:
         if self.process is not None:
@@ -183,11 +246,20 @@ class Agent:
         return lines[-1][:300] if lines else "nothing logged"
 
 
+MAX_LINE = 1 << 20  # a reply line longer than this is garbage (and is not kept whole)
+
+
 def _pump(stream: IO[str] | None, replies: queue.Queue[str | None]) -> None:
-    """The child's stdout, a line at a time, into the queue; None once it closes."""
+    """The child's stdout, a line at a time (each bounded), into the queue; None once it
+    closes."""
     if stream is not None:
         try:
-            for line in stream:
+            while line := stream.readline(MAX_LINE):
+                if not line.endswith("\n") and len(line) >= MAX_LINE:
+                    replies.put("<a line over 1 MiB>")
+                    while (rest := stream.readline(MAX_LINE)) and not rest.endswith("\n"):
+                        pass  # the rest of that line
+                    continue
                 replies.put(line)
         except (OSError, ValueError):
             pass

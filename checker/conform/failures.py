@@ -25,7 +25,7 @@ import re
 import socket
 from collections.abc import Iterator, Sequence
 
-from leadercheck.checker.conform.agent import AgentError
+from leadercheck.checker.conform.agent import AgentError, ClientError
 from leadercheck.checker.errors import LeadercheckError
 
 Address = tuple[str, int]
@@ -120,6 +120,8 @@ def talking_to(system: str, addresses: Sequence[Address], doing: str) -> Iterato
     where = where_of(addresses)
     try:
         yield
+    except ClientError as exc:
+        raise SystemFailure(f"the client under test, {exc} ({doing})") from exc
     except AgentError as exc:
         raise SystemFailure(f"{system} at {where}: {exc} ({doing})") from exc
     except LeadercheckError:

@@ -14,9 +14,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from leadercheck.checker.conform.agent import Agent, NoAnswer
+from leadercheck.checker.conform.anomaly import belief_of
 from leadercheck.checker.conform.bindings.base import NO_REPLY, Binding, View, reply_lost
 from leadercheck.checker.conform.failures import talking_to
 from leadercheck.checker.conform.world import Facts, World
@@ -50,6 +51,8 @@ class Entry:
     at: float  # seconds since the run began
     expected: Mapping[str, str]
     observed: Mapping[str, str]
+    effect: bool | None = None  # a fault's own effect on the real system (Performed)
+    beliefs: Mapping[str, str] = field(default_factory=dict)  # each client's, in its words
 
     @property
     def matches(self) -> bool:
@@ -74,6 +77,8 @@ class Entry:
             "expected": dict(self.expected),
             "observed": dict(self.observed),
             "matches": self.matches,
+            "fault_effect": self.effect,
+            "beliefs": dict(self.beliefs),
         }
 
 
@@ -128,42 +133,73 @@ def start_agents(binding: Binding, world: World) -> None:
             binding.client_config(world, node),
             world.log_dir,
             world.timing.start_timeout,
+            binding.client_command,
         )
         world.agents[node] = agent
         agent.start()
 
 
-def perform(binding: Binding, world: World, action: Action) -> tuple[str, str]:
-    """Make `action` real; returns (the real event as text, how its call ended)."""
+class Performed(NamedTuple):
+    """One action made real: the real event as the timeline shows it, how its call ended,
+    and for a fault (or a lost reply) whether it had an effect of its own on the real
+    system (None: not a fault). A fault without one is said so, never printed as done."""
+
+    event: str
+    outcome: str
+    effect: bool | None = None
+
+
+def perform(binding: Binding, world: World, action: Action) -> Performed:
+    """Make `action` real."""
     timing = world.timing
     if action.name == "tick":
         time.sleep(timing.tick)
-        return f"{timing.tick:g} s of real time passed", "done"
+        return Performed(f"{timing.tick:g} s of real time passed", "done")
     if action.name in NODE_FAULTS:
-        agent = world.agents[action.actor]
-        if action.name == "pause":
-            agent.pause()
-            return f"SIGSTOP {action.actor} (pid {_pid(agent)})", "done"
-        if action.name == "resume":
-            agent.resume()
-            return f"SIGCONT {action.actor} (pid {_pid(agent)})", "done"
-        if action.name == "crash":
-            pid = _pid(agent)
-            agent.kill()
-            return f"SIGKILL {action.actor} (pid {pid})", "done"
-        agent.start()
-        return f"{action.actor} restarted: a new client process (pid {_pid(agent)})", "done"
+        return _node_fault(world.agents[action.actor], action.name)
     if action.name == "partition":
-        world.links[action.actor].cut()
-        return f"the proxy between {action.actor} and the store cuts every connection", "done"
+        held = world.links[action.actor].cut()
+        return Performed(
+            f"the proxy between {action.actor} and the store cuts every connection"
+            f" ({held} open) and resets new ones",
+            "done",
+            True,
+        )
     if action.name == "heal":
         for proxy in world.links.values():
             proxy.heal()
-        return "every proxy lets connections through again", "done"
+        return Performed("every proxy lets connections through again", "done", True)
     return _call(binding, world, action)
 
 
-def _call(binding: Binding, world: World, action: Action) -> tuple[str, str]:
+def _node_fault(agent: Agent, fault: str) -> Performed:
+    """A pause, resume, crash or restart of one node's client process. A pause stops what
+    the client does between calls (a keep-alive thread, a session's heartbeats); a client
+    that does nothing between calls is not changed by it, and the timeline says so."""
+    name, pid = agent.name, _pid(agent)
+    idle = "no effect of its own: its client runs nothing between calls"
+    if fault == "pause":
+        agent.pause()
+        if agent.background is None:
+            return Performed(f"SIGSTOP {name} (pid {pid}): {idle}", "done", False)
+        return Performed(f"SIGSTOP {name} (pid {pid}): its {agent.background} stops", "done", True)
+    if fault == "resume":
+        agent.resume()
+        if agent.background is None:
+            return Performed(f"SIGCONT {name} (pid {pid}): {idle}", "done", False)
+        return Performed(
+            f"SIGCONT {name} (pid {pid}): its {agent.background} runs on", "done", True
+        )
+    if fault == "crash":
+        agent.kill()
+        return Performed(
+            f"SIGKILL {name} (pid {pid}): what it held in memory is gone", "done", True
+        )
+    agent.start()
+    return Performed(f"{name} restarted: a new client process (pid {_pid(agent)})", "done", True)
+
+
+def _call(binding: Binding, world: World, action: Action) -> Performed:
     node = binding.caller(action)
     assert node is not None, "unsupported() lets only a node's calls through"
     agent = world.agents[node]
@@ -179,13 +215,39 @@ def _call(binding: Binding, world: World, action: Action) -> tuple[str, str]:
         except NoAnswer as exc:
             reply = {"ok": False, "error": str(exc)}
         reply["op"] = op
+        effect = None
         if losing:
-            lost = world.links[node].wait_reply_lost(world.timing.call_timeout)
-            told.append(f"proxy dropped {node}'s reply" if lost else "proxy lost nothing")
+            effect = world.links[node].wait_reply_lost(world.timing.call_timeout)
+            told.append(
+                f"proxy dropped {node}'s reply"
+                if effect
+                else "no effect: the proxy had no reply to lose"
+            )
         told.append(binding.describe_call(node, op, reply))
         if not reply.get("ok"):
             break
-    return "; ".join(told), binding.outcome(reply) if reply.get("ok") else NO_REPLY
+    outcome = binding.outcome(reply) if reply.get("ok") else NO_REPLY
+    return Performed("; ".join(told), outcome, effect)
+
+
+def read_beliefs(world: World, before: Mapping[str, str]) -> dict[str, str]:
+    """What each client believes now, as it answers itself (`belief`, read only, bounded):
+    a paused one keeps what it believed when it stopped, a crashed one believes nothing."""
+    found: dict[str, str] = {}
+    for node, agent in world.agents.items():
+        if not agent.alive:
+            found[node] = "down"
+        elif agent.paused:
+            found[node] = before.get(node, "unknown")
+        else:
+            try:
+                reply = agent.call("belief", world.timing.call_timeout)
+            except NoAnswer:
+                reply = {"ok": False}
+            result = reply.get("result")
+            told = reply.get("ok") and isinstance(result, dict)
+            found[node] = belief_of(result).words() if told and result else "unknown"
+    return found
 
 
 def _pid(agent: Agent) -> int | None:
@@ -246,16 +308,24 @@ def run_trace(
         first = expected_facts(binding, before, steps[0])
         with talking_to(system, where, "reading the facts of the initial state"):
             observed = settle(binding, world, [first])
+            beliefs = read_beliefs(world, {})
         result.entries.append(
             Entry(
-                0, 0, "initial state", "servers and clients started", world.now(), first, observed
+                0,
+                0,
+                "initial state",
+                "servers and clients started",
+                world.now(),
+                first,
+                observed,
+                beliefs=beliefs,
             )
         )
         progress(result.entries[-1])
         for step in steps[1:] if result.entries[-1].matches else ():
             assert step.action is not None
             with talking_to(system, where, f"step {step.index}: {step.action}"):
-                real, outcome = perform(binding, world, step.action)
+                real, outcome, effect = perform(binding, world, step.action)
             expected = expected_facts(binding, before, step)
             state_facts = {k: v for k, v in expected.items() if k != "call"}
             with talking_to(system, where, f"reading the facts after step {step.index}"):
@@ -263,8 +333,17 @@ def run_trace(
                     observed = {**binding.real_facts(world), "call": outcome}
                 else:
                     observed = {**settle(binding, world, [state_facts]), "call": outcome}
+                beliefs = read_beliefs(world, result.entries[-1].beliefs)
             entry = Entry(
-                step.index, step.ticks, str(step.action), real, world.now(), expected, observed
+                step.index,
+                step.ticks,
+                str(step.action),
+                real,
+                world.now(),
+                expected,
+                observed,
+                effect,
+                beliefs,
             )
             result.entries.append(entry)
             progress(entry)

@@ -284,7 +284,7 @@ class FaultProxy:
         for thread in threads:
             thread.join(max(0.0, deadline - time.monotonic()))
 
-    def cut(self, silent: bool = False) -> None:
+    def cut(self, silent: bool = False) -> int:
         """Partition the client from the server until heal().
 
         By default every open connection is closed at once with RST on both sides, and new
@@ -294,7 +294,7 @@ class FaultProxy:
         With `silent=True` the connections stay open but no byte passes either way, and new
         connections are accepted but not passed on: like a real partition, where nobody
         hears anything until timeouts fire. On heal() the held bytes flow again, as TCP's
-        retransmissions would deliver them."""
+        retransmissions would deliver them. Returns how many connections were open."""
         with self._lock:
             self._cut = True
             self._silent = silent
@@ -302,13 +302,14 @@ class FaultProxy:
             conns = list(self._conns)
         if silent:
             self._record(f"cut (silent): {_count(len(conns))} held")
-            return
+            return len(conns)
         for conn in conns:
             conn.abort()
         deadline = time.monotonic() + CUT_TIMEOUT
         for conn in conns:
             conn.gone.wait(max(0.0, deadline - time.monotonic()))
         self._record(f"cut: {_count(len(conns))} closed")
+        return len(conns)
 
     def heal(self) -> None:
         """Let bytes and new connections pass again."""

@@ -27,6 +27,7 @@ from leadercheck.checker.conform.harness import (
     begin,
     expected_facts,
     perform,
+    read_beliefs,
     settle,
     unsupported,
 )
@@ -91,6 +92,17 @@ def _facts(
     return expected_facts(binding, normalise(model.describe(before)), step)
 
 
+def kept_alive(labels: list[Label], world: World) -> list[Label]:
+    """The moves a schedule may take next when clients renew on their own: a client with a
+    keep-alive thread (a `background` in its ready line) renews its lease well within a
+    tick, so time does not pass while a running node that holds a lease has not renewed
+    (the model's renew is an explicit step; the real client's is not). Without such
+    clients, every move."""
+    keeping = {node for node, agent in world.agents.items() if agent.background is not None}
+    due = any(name == "renew" and actor in keeping for name, actor, _, _ in labels)
+    return [label for label in labels if label[0] != "tick"] if due else labels
+
+
 def walk(
     model: Model[Any],
     binding: Binding,
@@ -110,6 +122,7 @@ def walk(
         initial = [dict(binding.model_facts(normalise(model.describe(s)))) for s in states]
         with talking_to(system, where, "reading the facts of the initial state"):
             observed = settle(binding, world, initial)
+            beliefs = read_beliefs(world, {})
         states = [s for s, f in zip(states, initial, strict=True) if f == dict(observed)]
         result.entries.append(
             Entry(
@@ -120,6 +133,7 @@ def walk(
                 world.now(),
                 initial[0],
                 observed,
+                beliefs=beliefs,
             )  # fmt: skip
         )
         if not states:
@@ -135,12 +149,13 @@ def walk(
             if not moves:
                 break
             labels = sorted(moves, key=lambda k: (k[0] == "tick", k[0], k[1], str(k[2]), k[3]))
+            labels = kept_alive(labels, world)
             chosen = labels[choose(len(labels))]
             options = moves[chosen]
             action = options[0][1]
             ticks += action.kind == TICK
             with talking_to(system, where, f"step {index}: {action}"):
-                real, outcome = perform(binding, world, action)
+                real, outcome, effect = perform(binding, world, action)
             allowed = [(after, _facts(binding, model, s, a, after)) for s, a, after in options]
             wanted = [
                 {k: v for k, v in f.items() if k != "call"}
@@ -149,11 +164,22 @@ def walk(
             ]
             with talking_to(system, where, f"reading the facts after step {index}"):
                 facts = settle(binding, world, wanted) if wanted else binding.real_facts(world)
+                beliefs = read_beliefs(world, result.entries[-1].beliefs)
             seen = {**facts, "call": outcome}
             survivors = [after for after, f in allowed if f == seen]
             expected = next((f for _, f in allowed if f == seen), allowed[0][1])
             result.entries.append(
-                Entry(index, ticks, str(action), real, world.now(), expected, seen)
+                Entry(
+                    index,
+                    ticks,
+                    str(action),
+                    real,
+                    world.now(),
+                    expected,
+                    seen,
+                    effect,
+                    beliefs,
+                )
             )
             if not survivors:
                 break

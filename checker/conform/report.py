@@ -6,8 +6,10 @@ HTML renderings read (checker/render/conformance.py), so the three always agree.
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
+from leadercheck.checker.conform.anomaly import anomaly_record, real_breaks
 from leadercheck.checker.conform.run import Report
 from leadercheck.checker.conform.world import Timing
 
@@ -22,18 +24,33 @@ def time_mapping(t: Timing) -> str:
     return (
         f"a tick is {t.tick:g} s of real time; a TTL of k ticks is granted as"
         f" {t.tick * t.ttl_scale:g}·k s{scale}; facts may take up to {t.settle:g} s to show"
+        f" ({t.settle_why})"
     )
+
+
+def client_words(command: list[str] | None) -> str:
+    """Whose client each node runs, as the report says it."""
+    if command is None:
+        return "leadercheck's own client"
+    return "the client under test: " + shlex.join(command)
 
 
 def to_record(report: Report) -> dict[str, Any]:
     result = report.result
     divergence = result.divergence
+    breaks = real_breaks([(e.step, e.observed, e.beliefs) for e in result.entries])
+    last = result.entries[-1].step if result.entries else 0
+    under_test = report.binding.client_command is not None
+    anomaly = anomaly_record(
+        report.claim, report.model_break, breaks, result.system, last, under_test
+    )
     return {
         "schema": SCHEMA,
         "trace": report.trace,
         "protocol": result.protocol,
         "params": dict(sorted(report.binding.params.items())),
         "system": result.system,
+        "client": client_words(report.binding.client_command),
         "server": report.version,
         "time_mapping": time_mapping(report.timing),
         "timing": {
@@ -50,6 +67,7 @@ def to_record(report: Report) -> dict[str, Any]:
             "real": divergence.real_event,
             "differences": divergence.differences(),
         },
+        "anomaly": anomaly,
         "seconds": result.seconds,
         "timeline": [e.to_json() for e in result.entries],
     }

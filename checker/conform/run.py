@@ -95,6 +95,8 @@ class Report:
     version: str
     timing: Timing
     trace: str  # the trace file, or "random schedule #k"
+    claim: str | None = None  # the claim the trace breaks (a counterexample's)
+    model_break: int | None = None  # where the model breaks it in this schedule (None: nowhere)
 
 
 def world_for(binding: Binding, running: Running, timing: Timing, log_dir: Path) -> World:
@@ -119,11 +121,15 @@ def conform_trace(
     progress: Callable[[Entry], None] = lambda e: None,
     trace_name: str = "",
     binding: Binding | None = None,
+    claim: tuple[str, int | None] | None = None,
 ) -> Report:
-    """The trace's steps made real on `system`, compared step by step with the model."""
+    """The trace's steps made real on `system`, compared step by step with the model;
+    `claim` is the claim the trace breaks and the step where the model breaks it in
+    these steps (None: nowhere), for the report to say whether the real system did."""
     if binding is None:
         binding = binding_for(protocol, system, params)
         binding.check_timing(timing)
+    timing = binding.settled(timing)
     result = None
     try:
         with (
@@ -136,4 +142,5 @@ def conform_trace(
         if result is None or not real_interrupt():
             raise
         result.interrupted = True
-    return Report(result, binding, running.version, timing, trace_name)
+    name, model_break = claim if claim is not None else (None, None)
+    return Report(result, binding, running.version, timing, trace_name, name, model_break)

@@ -27,17 +27,35 @@ class Timing:
     """Model time in real time: a tick is `tick` seconds; a TTL of k ticks is granted as
     k * tick * ttl_scale seconds (1.0: the honest mapping; anything else is a deliberately
     wrong one, which the comparison must catch). Facts may take up to `settle` seconds to
-    show a step's effect (a lease's expiry is noticed by etcd's own timer); a call gets
-    `call_timeout` seconds to answer."""
+    show a step's effect (`settle_why` says where the figure comes from: see
+    `settle_window`); a call gets `call_timeout` seconds to answer."""
 
     tick: float = 1.0
     ttl_scale: float = 1.0
-    settle: float = 1.5
+    settle: float = 0.5
     call_timeout: float = 5.0
     start_timeout: float = 20.0
+    settle_why: str = "half a tick"
 
     def ttl_seconds(self, ticks: int) -> float:
         return ticks * self.tick * self.ttl_scale
+
+
+GIVEN = "given with --settle"
+READ_MARGIN = 0.1  # seconds to read the facts once the server has carried out an expiry
+
+
+def settle_window(tick: float, expiry_lag: float, system: str) -> tuple[float, str]:
+    """How long a step's effect may take to show, and why: half a tick, so that a lease
+    whose real end is half a tick or more from the model's diverges (a TTL of two ticks
+    granted 1.5 times too long ends a whole tick late); or, if longer, the time the server
+    itself may take to carry out an expiry (`Binding.expiry_lag`: etcd's lessor revokes
+    expired leases every 500 ms) and a moment to read it."""
+    half = tick / 2
+    own = expiry_lag + READ_MARGIN if expiry_lag else 0.0
+    if own > half:
+        return round(own, 3), f"{system} carries out an expiry up to {expiry_lag:g} s late"
+    return round(half, 3), "half a tick"
 
 
 @dataclass

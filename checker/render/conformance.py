@@ -34,12 +34,19 @@ def header_lines(record: Record, steps: int) -> list[str]:
     return [
         f"conform {record['trace']}: {record['protocol']} ({params}), {steps} steps,"
         f" against {record['system']} ({record['server']})",
+        *([f"client: {record['client']}"] if "under test" in record.get("client", "") else []),
         f"time: {record['time_mapping']}",
         "step  t    real time  model step / what the real system did",
     ]
 
 
 def verdict_lines(record: Record) -> list[str]:
+    """The verdict, then (for a trace) whether its anomaly happened on the real system."""
+    anomaly = record.get("anomaly")
+    return _verdict(record) + ([anomaly["text"]] if anomaly else [])
+
+
+def _verdict(record: Record) -> list[str]:
     verdict, seconds = record["verdict"], record["seconds"]
     if verdict == "CONFORMS":
         return [
@@ -50,8 +57,13 @@ def verdict_lines(record: Record) -> list[str]:
         done = len(record["timeline"]) - 1
         return [f"INCOMPLETE: interrupted after {done} steps ({seconds:g} s)"]
     d = record["divergence"]
+    finding = (
+        f"the client under test did not do what {record['protocol']} does"
+        if "under test" in record.get("client", "")
+        else "a model-fidelity finding"
+    )
     lines = [
-        f"DIVERGES at step {d['step']}: a model-fidelity finding ({seconds:g} s)",
+        f"DIVERGES at step {d['step']}: {finding} ({seconds:g} s)",
         f"  the model: {d['model']}",
         f"  the real system: {d['real']}",
     ]

@@ -99,7 +99,7 @@ def test_the_record_of_a_run_says_how_time_was_mapped() -> None:
 
     assert time_mapping(Timing()) == (
         "a tick is 1 s of real time; a TTL of k ticks is granted as 1·k s;"
-        " facts may take up to 1.5 s to show"
+        " facts may take up to 0.5 s to show (half a tick)"
     )
     assert "deliberately wrong" in time_mapping(Timing(ttl_scale=2))
     json.dumps(time_mapping(Timing(tick=0.5)))

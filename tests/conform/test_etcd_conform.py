@@ -71,8 +71,11 @@ def test_the_same_schedule_with_fencing_is_refused_by_real_etcd() -> None:
     assert last.observed["storage"] == "highest token 2"
 
 
-def test_a_ttl_mapped_wrongly_diverges_where_the_lease_runs_out() -> None:
-    result = verify("conform", str(LEASE), "--against", "etcd", "--ttl-scale", "2", "--json")
+@pytest.mark.parametrize("scale", ["2", "1.5"])
+def test_a_ttl_mapped_wrongly_diverges_where_the_lease_runs_out(scale: str) -> None:
+    """A TTL of 2 ticks granted 1.5 times too long ends a tick late, outside the 0.6 s
+    window (which the old fixed 1.5 s window let through)."""
+    result = verify("conform", str(LEASE), "--against", "etcd", "--ttl-scale", scale, "--json")
     assert result.exit_code == 1, result.output
     record = json.loads(result.stdout)
     assert record["verdict"] == "DIVERGES"
@@ -81,6 +84,10 @@ def test_a_ttl_mapped_wrongly_diverges_where_the_lease_runs_out() -> None:
         "store: the model says 'no lease held', the real system 'n1 holds lease token 1'"
     ]
     assert "deliberately wrong" in record["time_mapping"]
+    assert record["time_mapping"].endswith(
+        "facts may take up to 0.6 s to show (etcd carries out an expiry up to 0.5 s late)"
+    )
+    assert record["anomaly"]["text"].startswith("ANOMALY NOT REPRODUCED: the model breaks")
 
 
 def test_random_schedules_on_real_etcd_are_paths_of_the_model(tmp_path: Path) -> None:
@@ -150,3 +157,31 @@ def test_ctrl_c_mid_run_is_incomplete_and_leaves_nothing_running(tmp_path: Path)
     assert len(children) >= 6
     alive = [p for p in children if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]
     assert not alive
+
+
+def test_a_trace_cut_short_of_its_violation_says_the_anomaly_did_not_happen(
+    tmp_path: Path,
+) -> None:
+    """Its steps all conform, and the run says no claim broke on either side: it is not
+    read as the counterexample reproduced."""
+    doc = json.loads(LEASE.read_text())
+    doc["steps"], doc["length"] = doc["steps"][:8], 7
+    cut = tmp_path / "cut.json"
+    cut.write_text(json.dumps(doc))
+    result = verify("conform", str(cut), "--against", "etcd")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-2] == (
+        "no anomaly: the model breaks no-stale-write nowhere in this schedule, and etcd"
+        " showed none"
+    )
+    full = verify("conform", str(LEASE), "--against", "etcd", "--json")
+    assert json.loads(full.stdout)["anomaly"] == {
+        "claim": "no-stale-write",
+        "model_step": 10,
+        "real_step": 10,
+        "evidence": "storage: highest token 2, a stale write accepted",
+        "observable": True,
+        "reproduced": True,
+        "text": "ANOMALY REPRODUCED: no-stale-write broken on etcd at step 10 (storage:"
+        " highest token 2, a stale write accepted); the model breaks it at step 10",
+    }

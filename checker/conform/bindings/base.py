@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from leadercheck.checker.conform.world import Facts, Timing, World
+from leadercheck.checker.conform.world import GIVEN, Facts, Timing, World, settle_window
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import Action
 
@@ -46,9 +47,26 @@ class Binding(ABC):
         {"pause", "resume", "crash", "restart", "partition", "heal", "tick"}
     )
 
+    #: how late the server itself may carry out a lease's expiry (its own timer's period):
+    #: the settle window is at least this (world.settle_window)
+    expiry_lag: float = 0.0
+    #: whether a client under test (`--client`) can be driven on this binding: its
+    #: operations and configuration are the ones the README documents
+    user_clients: bool = False
+    #: the user's own client program (`--client`), one process per node; None: ours
+    client_command: list[str] | None = None
+
     def __init__(self, protocol: str, params: Mapping[str, int]) -> None:
         self.protocol = protocol
         self.params = dict(params)
+
+    def settled(self, timing: Timing) -> Timing:
+        """`timing` with its settle window: the one given (--settle), or the one derived
+        from the tick and this system's expiry lag."""
+        if timing.settle_why == GIVEN:
+            return timing
+        window, why = settle_window(timing.tick, self.expiry_lag, self.system)
+        return replace(timing, settle=window, settle_why=why)
 
     @property
     def nodes(self) -> tuple[str, ...]:

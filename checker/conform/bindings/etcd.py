@@ -28,6 +28,8 @@ from leadercheck.checker.errors import LeadercheckError
 
 class EtcdLease(LeaseBinding):
     system = "etcd"
+    expiry_lag = 0.5  # etcd's lessor revokes expired leases (and their keys) every 500 ms
+    user_clients = True
     CALLS = {
         "acquire": ["grant", "acquire"],
         "renew": ["renew"],
@@ -43,6 +45,7 @@ class EtcdLease(LeaseBinding):
 
     def client_config(self, world: World, node: str) -> dict[str, Any]:
         ttl = world.timing.ttl_seconds(int(self.params["ttl"]))
+        keys = Keys(self.prefix)
         return {
             "name": node,
             "store": list(world.link_address(node)),
@@ -50,6 +53,10 @@ class EtcdLease(LeaseBinding):
             "ttl_seconds": round(ttl),  # whole seconds (check_timing)
             "fencing": self.fencing,
             "prefix": self.prefix,
+            # where a client under test keeps what the harness reads (the README's protocol)
+            "leader_key": keys.leader,
+            "storage_log_prefix": keys.storage_log,
+            "storage_hi_key": keys.storage_hi,
             "timeout": world.timing.call_timeout / 2,
         }
 

@@ -62,6 +62,15 @@ CALL_WORDS = {
     "update": ("granted", "refused"),
     "renew": ("renewed", "refused"),
     "write": ("accepted", "rejected"),
+    "check": ("believes it leads", "believes it does not lead"),  # the client's own belief
+}
+#: the field of each call's reply that says which of its words it ended in
+REPLY_KEYS = {
+    "acquire": "granted",
+    "update": "granted",
+    "renew": "renewed",
+    "write": "accepted",
+    "check": "believes_leader",
 }
 
 
@@ -74,6 +83,8 @@ def model_outcome(action: Action, before: View, after: View) -> str:
         return "done"
     if action.name == "write":
         return words[0] if "accepted" in note_of(action) else words[1]
+    if action.name == "check":  # the model checks while its lease's ticks run ("still leader")
+        return words[0] if after[action.actor]["role"] == "leader" else words[1]
     node = after[action.actor]
     if action.name == "update":
         return words[0] if node["lease_token"] and node["role"] == "leader" else words[1]
@@ -87,8 +98,7 @@ def real_outcome(op: str, reply: Mapping[str, Any]) -> str:
     words = CALL_WORDS.get(op)
     if words is None:
         return "done"
-    key = {"acquire": "granted", "update": "granted", "renew": "renewed", "write": "accepted"}
-    return words[0] if result.get(key[op]) else words[1]
+    return words[0] if result.get(REPLY_KEYS[op]) else words[1]
 
 
 class LeaseBinding(Binding):

@@ -65,6 +65,7 @@ SESSION_RANGE = (0.4, 20.0)  # seconds: 2 and 100 times the server's tickTime of
 
 class ZooKeeperElection(Binding):
     system = "zookeeper"
+    expiry_lag = 0.4  # the server expires sessions at its ticks (tickTime 200 ms), kazoo hears
 
     def __init__(self, protocol: str, params: Mapping[str, int]) -> None:
         super().__init__(protocol, params)

@@ -18,6 +18,13 @@ class LeaseHolder:
     acquired_at: float
     pending: int
 
+    def op_belief(self) -> dict[str, Any]:
+        """Read only, asked after every step: does it believe it leads, and under which
+        token (its lease's time has not run out on its own clock)."""
+        left = self.ttl_seconds - (time.monotonic() - self.acquired_at)
+        leads = bool(self.token) and left > 0
+        return {"leader": leads, "token": self.token if leads else None}
+
     def op_check(self) -> dict[str, Any]:
         """Local: the node decides to write with the token it believes it holds."""
         left = self.ttl_seconds - (time.monotonic() - self.acquired_at)

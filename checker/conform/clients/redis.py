@@ -159,6 +159,12 @@ class Client:
 
     # -- holding -----------------------------------------------------------------
 
+    def op_belief(self) -> dict[str, Any]:
+        """Read only, asked after every step: does it believe it holds the lock (its
+        validity is running), and under which ghost epoch."""
+        leads = bool(self.valid_until) and self.valid_until > time.monotonic()
+        return {"leader": leads, "token": None}
+
     def op_check(self) -> dict[str, Any]:
         """Local: is the validity still running? The write it decides on follows."""
         left = (self.valid_until - time.monotonic()) * 1000 if self.valid_until else 0.0

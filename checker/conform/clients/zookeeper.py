@@ -72,6 +72,8 @@ def kazoo_client(
 class Client:
     """One candidate: its znode and role in memory, a session with the store, a storage link."""
 
+    BACKGROUND = "session heartbeats (kazoo's connection thread)"  # a pause stops them
+
     def __init__(self, config: dict[str, Any]) -> None:
         self.name: str = config["name"]
         self.paths = Paths(config["root"])
@@ -149,6 +151,12 @@ class Client:
                 return {"leads": False, "watches": self.watch, "seq": self.seq}
             if time.monotonic() >= deadline:
                 raise TimeoutError(f"the predecessor of {self.seq} kept vanishing")
+
+    def op_belief(self) -> dict[str, Any]:
+        """Read only, asked after every step: does it believe it leads (its last check
+        found its znode lowest, and no expiry has been heard since), under which znode."""
+        leads = self.leader and not self.lost.is_set()
+        return {"leader": leads, "token": self.seq if leads else None}
 
     def op_await_expiry(self) -> dict[str, Any]:
         """SESSION_EXPIRED heard (on reconnecting): the node drops its znode and role."""
