@@ -112,14 +112,25 @@ def fitting_parameters(
 def state_graph(model: Model[Any], max_states: int = MAX_GRAPH_STATES) -> StateGraph:
     """Every state (full, in discovery order) and every edge of `model`; GraphTooLarge if
     it has more than `max_states` states."""
+    found = state_edges(model, max_states)
+    if found is None:
+        raise GraphTooLarge(count_states(model, COUNT_LIMIT), max_states)
+    states, raw = found
+    edges = tuple((a, b, action.shown()) for a, b, action in raw)
+    return StateGraph(states, unique_labels(model, states), edges)
+
+
+def state_edges(
+    model: Model[Any], max_states: int
+) -> tuple[tuple[Any, ...], list[tuple[int, int, Action]]] | None:
+    """Every state (in discovery order: the index is its id) and every edge, the actions'
+    notes not yet written out; None if the model has more than `max_states` states."""
     log = EdgeLog()
     run = _explore(model, max_states + 1, log)
     if run.store_full:
-        raise GraphTooLarge(count_states(model, COUNT_LIMIT), max_states)
+        return None
     assert isinstance(run.store, IndexedStore)  # a log of edges has one, in index order
-    states = run.store.states()
-    edges = tuple((a, b, action.shown()) for a, b, action in log.edges_seen)
-    return StateGraph(states, unique_labels(model, states), edges)
+    return run.store.states(), list(log.edges_seen)
 
 
 def _explore(model: Model[Any], max_states: int, log: EdgeLog | None = None) -> _Run:

@@ -98,6 +98,7 @@ class Replay:
     prop_broken: bool | None  # ALWAYS: predicate false; SOMETIMES: predicate true
     total_steps: int
     visited: tuple[Any, ...] = ()  # the initial state, then each replayed step's state
+    expect_broken: bool = True  # what the record says of the property at the end
 
     @property
     def completed(self) -> bool:
@@ -132,8 +133,10 @@ class Replay:
 
     @property
     def reproduces(self) -> bool:
-        """Every step enabled, same notes and states, and the property still breaks."""
-        return self.completed and self.first_parting is None and self.prop_broken is True
+        """Every step enabled, same notes and states, and the property still breaks (or,
+        for a trace recorded as holding, still holds)."""
+        broken_as_recorded = self.prop_broken is self.expect_broken
+        return self.completed and self.first_parting is None and broken_as_recorded
 
 
 def normalise(view: Mapping[str, Mapping[str, object]]) -> dict[str, dict[str, Any]]:
@@ -255,6 +258,16 @@ def replay(
             closes = len(visited) == len(saved.steps) and loop[-1] == loop[0]
             met = [bool(prop.predicate(s)) for s in loop]
             broken = closes and not (any(met) if prop.kind is Kind.LEADS_TO else all(met))
+    # a trace recorded as HOLDS (a schedule kept by `conform --random --keep`) reproduces
+    # when the invariant holds again at its end
+    expect = not (prop is not None and prop.kind is Kind.ALWAYS and saved.verdict == "HOLDS")
     return Replay(
-        initial_diff, tuple(done), state, prop, broken, len(saved.steps) - 1, tuple(visited)
+        initial_diff,
+        tuple(done),
+        state,
+        prop,
+        broken,
+        len(saved.steps) - 1,
+        tuple(visited),
+        expect,
     )

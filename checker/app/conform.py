@@ -76,6 +76,12 @@ from leadercheck.checker.errors import LeadercheckError
             metavar="SECONDS",
             help="With --random: wall-clock limit for all schedules, shrinking included.",
         ),
+        Once(
+            ["--keep", "keep_dir"], type=click.Path(path_type=Path, file_okay=False),
+            metavar="DIR",
+            help="With --random: keep every schedule that ran as a trace file in DIR "
+            "(schedule-0001.json, ...), for `verify replay` and `verify conform`.",
+        ),
         click.Option(["--json", "as_json"], is_flag=True, help="Print only the JSON record."),
         Once(
             ["--timeline"], type=click.Path(path_type=Path, dir_okay=False), metavar="FILE.json",
@@ -105,6 +111,7 @@ def conform_command(
     seed: int,
     max_steps: int,
     budget: float,
+    keep_dir: Path | None,
     as_json: bool,
     timeline: Path | None,
     html_dir: Path | None,
@@ -120,6 +127,8 @@ def conform_command(
             raise LeadercheckError("conform needs a TRACE.json, or --random N")
         if params:
             raise LeadercheckError("-p is for --random; a trace carries its parameters")
+        if keep_dir is not None:
+            raise LeadercheckError("--keep is for --random: a trace is already a file")
         return conform_runs.trace_run(
             trace_file, protocol_name, model_spec, system, endpoint, timing, as_json,
             timeline, html_dir, command,
@@ -130,5 +139,5 @@ def conform_command(
         raise LeadercheckError("--html is for a trace; --random writes --timeline")
     return conform_runs.random_run(
         protocol_name, model_spec, parse_params(params), system, endpoint, timing, schedules,
-        seed, max_steps, budget, as_json, timeline, command,
+        seed, max_steps, budget, as_json, timeline, command, keep_dir,
     )  # fmt: skip

@@ -292,6 +292,7 @@ def random_run(
     as_json: bool,
     timeline: Path | None,
     client: list[str] | None = None,
+    keep_dir: Path | None = None,
 ) -> int:
     """N random schedules on the real system, every observation checked against the model.
 
@@ -299,6 +300,8 @@ def random_run(
     stop) ends in exit 3 with one line on stderr, what ran so far in --timeline and
     --json, and the servers stopped; a real system that fails is one line, exit 2."""
     from leadercheck.checker.app.common import catalogue_of, checked_model  # noqa: PLC0415
+    from leadercheck.checker.conform.anomaly import OBSERVABLE  # noqa: PLC0415
+    from leadercheck.checker.conform.guidance import MAX_STATES, build_guide  # noqa: PLC0415
     from leadercheck.checker.conform.random_walks import Walks, random_walks  # noqa: PLC0415
     from leadercheck.checker.conform.run import running_servers, world_for  # noqa: PLC0415
 
@@ -309,11 +312,25 @@ def random_run(
     binding, timing = _binding(entry.name, against, values, timing, client)
     model = checked_model(catalogue, entry, values, ())
     check_outputs(timeline, None, endpoint, binding)
+    if keep_dir is not None:
+        files.check_output_dir(keep_dir, "--keep")
     echo = _printer(as_json)
     params = " ".join(f"{k}={v}" for k, v in sorted(values.items()))
     echo(f"conform --random {schedules}: {entry.name} ({params}) against {against},"
          f" seed {seed}, at most {max_steps} steps per schedule, budget {budget:g} s")  # fmt: skip
+    if binding.client_command is not None:
+        echo(f"client: {client_words(binding.client_command)}")
     echo(f"time: {time_mapping(timing)}")
+    claims = [catalogue.claims[c] for c in OBSERVABLE if c in catalogue.claims]
+    guide = build_guide(model, binding.risky, claims)
+    start = None if guide is None else guide.now(list(model.initial_states()))
+    echo(
+        f"guided: toward the steps where safety rests on the client ({start} steps from the"
+        " start at the nearest)"
+        if guide is not None
+        else f"unguided: no such step in the model, or more than {MAX_STATES:,} states"
+    )
+    kept = _Keeper(keep_dir, model, entry.name, values, claims)
 
     def progress(run: Any) -> None:
         n = len(run.entries) - 1
@@ -329,7 +346,7 @@ def random_run(
             server = running.version
             random_walks(
                 model, binding, lambda: world_for(binding, running, timing, Path(logs)),
-                schedules, seed, max_steps, budget, progress, found,
+                schedules, seed, max_steps, budget, progress, found, guide, kept.keep,
             )  # fmt: skip
     except KeyboardInterrupt:  # starting or stopping the servers (random_walks keeps its own)
         if not real_interrupt():
@@ -337,6 +354,13 @@ def random_run(
         found.interrupted = True
     record = _random_record(found, entry.name, values, against, server, timing, seed, schedules)
     record["client"] = client_words(binding.client_command)
+    record["guided"] = found.guided
+    record["coverage"] = found.coverage.to_json()
+    record["kept"] = kept.written
+    if keep_dir is not None:
+        files.write_files(keep_dir, kept.files)
+        if not as_json:
+            say(f"kept {len(kept.written)} schedules as traces in {keep_dir}")
     if as_json:
         say(_record_json(record))
     elif not found.interrupted:
@@ -346,6 +370,46 @@ def random_run(
     if found.interrupted:
         warn(_interrupted_line(record, timeline))
     return _code(record["verdict"])
+
+
+class _Keeper:
+    """Every schedule that ran, kept as a trace file (`schedule-0001.json`, ...) that
+    `verify replay` and `verify conform` take: the model's path that agrees with what
+    the real system showed, judged on the first observable claim."""
+
+    def __init__(
+        self,
+        keep_dir: Path | None,
+        model: Any,
+        protocol: str,
+        values: Mapping[str, int],
+        claims: Sequence[Any],
+    ) -> None:
+        self.keep_dir, self.model, self.protocol = keep_dir, model, protocol
+        self.values, self.claims = dict(values), list(claims)
+        self.files: dict[str, str] = {}
+        self.written: list[str] = []
+
+    def keep(self, run: Any) -> None:
+        if self.keep_dir is None or run.path is None or not self.claims:
+            return
+        from leadercheck.checker.render.context import TraceContext  # noqa: PLC0415
+        from leadercheck.checker.render.trace_json import trace_to_json  # noqa: PLC0415
+
+        start, moves = run.path
+        model = self.model
+        steps = [Step(0, None, model.describe(start), model.summary(start), start)]
+        for k, (action, state) in enumerate(moves, start=1):
+            steps.append(Step(k, action, model.describe(state), model.summary(state), state))
+        prop = self.claims[-1]  # no-stale-write where the protocol has it
+        states = [start, *(state for _, state in moves)]
+        broken = model_break(prop, states)
+        verdict = Verdict.HOLDS if broken is None else Verdict.VIOLATED
+        reason = f"schedule {len(self.written) + 1} of a --random run"
+        outcome = PropertyResult(prop, verdict, Trace(tuple(steps)), reason)
+        name = f"schedule-{len(self.written) + 1:04d}.json"
+        self.files[name] = trace_to_json(TraceContext(self.protocol, self.values, outcome))
+        self.written.append(name)
 
 
 def _random_protocol(name: str | None, against: str, known: Mapping[str, Any]) -> str:
@@ -395,7 +459,7 @@ def _random_record(
         "params": dict(sorted(values.items())),
         "system": against,
         "server": server,
-        "time_mapping": time_mapping(timing),
+        "time_mapping": time_mapping(found.timing or timing),
         "seed": seed,
         "schedules_asked": schedules,
         "schedules_run": found.drawn,
@@ -411,9 +475,12 @@ def _random_record(
     if shortest is not None:
         d = shortest.divergence
         assert d is not None
+        schedules_to_first, seconds_to_first = found.first_found or (None, None)
         record["divergent_history"] = {
             "steps": len(shortest.entries) - 1,
             "found_among": len(found.failures),
+            "first_found_after_schedules": schedules_to_first,
+            "first_found_after_seconds": seconds_to_first,
             "divergence": {
                 "step": d.step,
                 "model": d.model_event,
@@ -461,10 +528,35 @@ def _random_summary(record: Mapping[str, Any]) -> None:
     history = record["divergent_history"]
     if history is None:
         say(f"{record['verdict']}: {ran}; every observed history is a path of the model")
-        return
-    d = history["divergence"]
-    shrunk = f"{history['steps']} steps (the shortest of {history['found_among']} found)"
-    say(f"DIVERGES: {ran}; a history the model cannot produce, shrunk to {shrunk}:")
-    for entry in history["timeline"]:
-        say(entry_line(entry))
-    say(f"  at step {d['step']}: " + "; ".join(d["differences"]))
+    else:
+        d = history["divergence"]
+        shrunk = f"{history['steps']} steps (the shortest of {history['found_among']} found)"
+        first = history.get("first_found_after_schedules")
+        if first is not None:
+            when = history["first_found_after_seconds"]
+            shrunk += f"; the first found in schedule {first}, after {when:g} s"
+        say(f"DIVERGES: {ran}; a history the model cannot produce, shrunk to {shrunk}:")
+        for entry in history["timeline"]:
+            say(entry_line(entry))
+        say(f"  at step {d['step']}: " + "; ".join(d["differences"]))
+    for line in coverage_lines(record.get("coverage")):
+        say(line)
+
+
+def coverage_lines(coverage: Mapping[str, Any] | None) -> list[str]:
+    """What the schedules did, in a few lines (the record's `coverage`)."""
+    if not coverage:
+        return []
+
+    def counts(found: Mapping[str, int]) -> str:
+        return ", ".join(f"{name} {n}" for name, n in found.items()) or "none"
+
+    anomalies = coverage["schedules_with_anomaly"]
+    return [
+        f"coverage: actions fired: {counts(coverage['actions'])}",
+        f"  faults with an effect on the real system: {counts(coverage['faults_with_effect'])};"
+        f" without: {counts(coverage['faults_without_effect'])}",
+        f"  steps where safety rested on the client: {coverage['dangerous_steps']};"
+        " schedules in which a claim broke on the real system: "
+        + (counts(anomalies) if anomalies else "none"),
+    ]

@@ -99,6 +99,8 @@ class Agent:
         #: what the client does between calls, as its first line says ("a keep-alive
         #: thread"); None: nothing, so a pause stops nothing of its own
         self.background: str | None = None
+        #: how often it renews its lease on its own, in seconds (None: only when asked)
+        self.renews_every: float | None = None
 
     # -- life --------------------------------------------------------------
 
@@ -137,8 +139,11 @@ class Agent:
         except NoAnswer:
             self.kill()
             raise self._failure(f"{self.name}: its client process did not start in time") from None
-        background = (ready.get("result") or {}).get("background")
+        told = ready.get("result") or {}
+        background, period = told.get("background"), told.get("renews_every")
         self.background = background if isinstance(background, str) and background else None
+        fits = isinstance(period, int | float) and not isinstance(period, bool)
+        self.renews_every = float(period) if fits and 0 < period <= 60 else None
 
     def pause(self) -> None:
         self._signal(signal.SIGSTOP)

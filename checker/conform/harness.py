@@ -12,15 +12,15 @@ state the model reaches with the same observations (random_walks.py).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from leadercheck.checker.conform.agent import Agent, NoAnswer
 from leadercheck.checker.conform.anomaly import belief_of
 from leadercheck.checker.conform.bindings.base import NO_REPLY, Binding, View, reply_lost
 from leadercheck.checker.conform.failures import talking_to
-from leadercheck.checker.conform.world import Facts, World
+from leadercheck.checker.conform.world import Facts, Timing, World
 from leadercheck.checker.engine.interrupts import real_interrupt
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import TICK, Action
@@ -53,6 +53,7 @@ class Entry:
     observed: Mapping[str, str]
     effect: bool | None = None  # a fault's own effect on the real system (Performed)
     beliefs: Mapping[str, str] = field(default_factory=dict)  # each client's, in its words
+    action: str = ""  # the model action's name (empty for the initial state)
 
     @property
     def matches(self) -> bool:
@@ -91,6 +92,11 @@ class Conformance:
     entries: list[Entry] = field(default_factory=list)
     interrupted: bool = False
     seconds: float = 0.0
+    #: a random schedule's model path that agrees with everything observed (its start,
+    #: then each action and state), for keeping the schedule as a trace
+    path: tuple[Any, tuple[tuple[Action, Any], ...]] | None = None
+    dangerous_steps: int = 0  # steps taken where safety rested on the client (guidance.py)
+    timing: Timing | None = None  # the time mapping the run used (its window may be wider)
 
     @property
     def divergence(self) -> Entry | None:
@@ -272,7 +278,19 @@ def begin(binding: Binding, world: World) -> None:
     binding.reset(world)
     world.open_links()
     start_agents(binding, world)
+    world.timing = renewals_allowed(world.timing, world.agents.values())
     world.started = time.monotonic()
+
+
+def renewals_allowed(timing: Timing, agents: Iterable[Agent]) -> Timing:
+    """The settle window widened by the longest period at which a client renews on its
+    own (its ready line's `renews_every`): such a lease's real end falls anywhere in the
+    last period before its holder stopped, where the model's is at a tick."""
+    period = max((a.renews_every or 0.0 for a in agents), default=0.0)
+    if not period or "renews on its own" in timing.settle_why:
+        return timing
+    why = f"{timing.settle_why}, and a client renews on its own every {period:g} s"
+    return replace(timing, settle=round(timing.settle + period, 3), settle_why=why)
 
 
 def expected_facts(binding: Binding, before: View, step: ModelStep) -> dict[str, str]:
@@ -304,6 +322,7 @@ def run_trace(
     try:
         with talking_to(system, where, "starting the run"):
             begin(binding, world)
+        result.timing = world.timing
         before = steps[0].view
         first = expected_facts(binding, before, steps[0])
         with talking_to(system, where, "reading the facts of the initial state"):
@@ -344,6 +363,7 @@ def run_trace(
                 observed,
                 effect,
                 beliefs,
+                step.action.name,
             )
             result.entries.append(entry)
             progress(entry)

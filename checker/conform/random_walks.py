@@ -14,13 +14,17 @@ shrinking included.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from leadercheck.checker.conform.anomaly import real_breaks
 from leadercheck.checker.conform.bindings.base import Binding, reply_lost
 from leadercheck.checker.conform.failures import talking_to
+from leadercheck.checker.conform.guidance import DANGER, Guide
 from leadercheck.checker.conform.harness import (
+    NODE_FAULTS,
     Conformance,
     Entry,
     ModelStep,
@@ -31,7 +35,7 @@ from leadercheck.checker.conform.harness import (
     settle,
     unsupported,
 )
-from leadercheck.checker.conform.world import World
+from leadercheck.checker.conform.world import Timing, World
 from leadercheck.checker.engine.interrupts import real_interrupt
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import TICK, Action, Model
@@ -67,6 +71,10 @@ class Walks:
     out_of_budget: bool = False
     interrupted: bool = False
     partial: Conformance | None = None
+    coverage: Coverage = field(default_factory=lambda: Coverage())
+    timing: Timing | None = None  # the time mapping the runs used (a client may widen it)
+    first_found: tuple[int, float] | None = None  # schedules drawn and seconds to the first
+    guided: bool = False  # drawn toward dangerous steps (guidance.py), else uniformly
 
     @property
     def schedules(self) -> int:
@@ -77,7 +85,45 @@ class Walks:
         return min(self.failures, key=lambda c: len(c.entries), default=None)
 
 
+@dataclass
+class Coverage:
+    """What the schedules did: each action's count, each fault with and without an effect
+    of its own on the real system, the steps where safety rested on the client, and the
+    schedules in which each claim broke on the real system."""
+
+    actions: Counter[str] = field(default_factory=Counter)
+    faults_with_effect: Counter[str] = field(default_factory=Counter)
+    faults_without_effect: Counter[str] = field(default_factory=Counter)
+    dangerous_steps: int = 0
+    anomalies: Counter[str] = field(default_factory=Counter)
+
+    def add(self, run: Conformance) -> None:
+        for entry in run.entries[1:]:
+            self.actions[entry.action] += 1
+            fault = entry.action if entry.action in FAULT_STEPS else f"{entry.action}, reply lost"
+            if entry.effect is True:
+                self.faults_with_effect[fault] += 1
+            elif entry.effect is False:
+                self.faults_without_effect[fault] += 1
+        self.dangerous_steps += run.dangerous_steps
+        breaks = real_breaks([(e.step, e.observed, e.beliefs) for e in run.entries])
+        self.anomalies.update(breaks.keys())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "actions": dict(sorted(self.actions.items())),
+            "faults_with_effect": dict(sorted(self.faults_with_effect.items())),
+            "faults_without_effect": dict(sorted(self.faults_without_effect.items())),
+            "dangerous_steps": self.dangerous_steps,
+            "schedules_with_anomaly": dict(sorted(self.anomalies.items())),
+        }
+
+
 Label = tuple[str, str, str | None, bool]  # name, actor, target, reply lost
+FAULT_STEPS = frozenset(
+    {*NODE_FAULTS, "partition", "heal"}
+)  # the rest with an effect: a lost reply
+Path = tuple[Any, tuple[tuple[Action, Any], ...]]  # a model path: its start, then each step
 
 
 def _label(action: Action) -> Label:
@@ -94,36 +140,43 @@ def _facts(
 
 def kept_alive(labels: list[Label], world: World) -> list[Label]:
     """The moves a schedule may take next when clients renew on their own: a client with a
-    keep-alive thread (a `background` in its ready line) renews its lease well within a
-    tick, so time does not pass while a running node that holds a lease has not renewed
-    (the model's renew is an explicit step; the real client's is not). Without such
-    clients, every move."""
-    keeping = {node for node, agent in world.agents.items() if agent.background is not None}
-    due = any(name == "renew" and actor in keeping for name, actor, _, _ in labels)
-    return [label for label in labels if label[0] != "tick"] if due else labels
+    keep-alive thread (`renews_every` in its ready line) renews its lease within a moment
+    of being able to, so a running node that holds a lease renews before anything else
+    happens (the model's renew is an explicit step; the real client's is not). Without
+    such clients, every move."""
+    keeping = {node for node, agent in world.agents.items() if agent.renews_every}
+    due = [label for label in labels if label[0] == "renew" and label[1] in keeping]
+    return due or labels
 
 
 def walk(
     model: Model[Any],
     binding: Binding,
     world: World,
-    choose: Callable[[int], int],
+    choose: Callable[[Sequence[int]], int],
     max_steps: int,
+    guide: Guide | None = None,
 ) -> Conformance:
     """One random schedule on the real system; stops at the first observation the model
-    cannot explain. A Ctrl-C ends it as it stands (`interrupted`); the real system failing
-    is a SystemFailure (failures.py), raised once the world is closed."""
+    cannot explain. `choose` picks a move by its weight (the guide's, else all equal). A
+    Ctrl-C ends it as it stands (`interrupted`); the real system failing is a
+    SystemFailure (failures.py), raised once the world is closed. The result keeps one
+    path of the model that agrees with everything observed (`path`), for the schedule to
+    be kept as a trace."""
     result = Conformance(binding.protocol, binding.system)
     system, where = binding.system, world.store
     try:
         with talking_to(system, where, "starting the run"):
             begin(binding, world)
-        states = list(model.initial_states())
-        initial = [dict(binding.model_facts(normalise(model.describe(s)))) for s in states]
+        result.timing = world.timing
+        starts = list(model.initial_states())
+        initial = [dict(binding.model_facts(normalise(model.describe(s)))) for s in starts]
         with talking_to(system, where, "reading the facts of the initial state"):
             observed = settle(binding, world, initial)
             beliefs = read_beliefs(world, {})
-        states = [s for s, f in zip(states, initial, strict=True) if f == dict(observed)]
+        paths: dict[Any, Path] = {
+            s: (s, ()) for s, f in zip(starts, initial, strict=True) if f == dict(observed)
+        }
         result.entries.append(
             Entry(
                 0,
@@ -136,12 +189,11 @@ def walk(
                 beliefs=beliefs,
             )  # fmt: skip
         )
-        if not states:
-            return result
+        result.path = next(iter(paths.values()), None)
         ticks = 0
-        for index in range(1, max_steps + 1):
+        for index in range(1, max_steps + 1) if paths else ():
             moves: dict[Label, list[tuple[Any, Action, Any]]] = {}
-            for s in states:
+            for s in paths:
                 for action, after in model.successors(s):
                     shown = action.shown()
                     if unsupported(binding, shown) is None:
@@ -150,24 +202,33 @@ def walk(
                 break
             labels = sorted(moves, key=lambda k: (k[0] == "tick", k[0], k[1], str(k[2]), k[3]))
             labels = kept_alive(labels, world)
-            chosen = labels[choose(len(labels))]
-            options = moves[chosen]
+            now = guide.now(list(paths)) if guide is not None else None
+            weights = [guide.weight(moves[k], now) if guide else 1 for k in labels]
+            options = moves[labels[choose(weights)]]
             action = options[0][1]
+            if guide is not None and guide.weight(options, now) == DANGER:
+                result.dangerous_steps += 1
             ticks += action.kind == TICK
             with talking_to(system, where, f"step {index}: {action}"):
                 real, outcome, effect = perform(binding, world, action)
-            allowed = [(after, _facts(binding, model, s, a, after)) for s, a, after in options]
+            allowed = [
+                (s, a, after, _facts(binding, model, s, a, after)) for s, a, after in options
+            ]
             wanted = [
                 {k: v for k, v in f.items() if k != "call"}
-                for _, f in allowed
+                for *_, f in allowed
                 if f["call"] == outcome
             ]
             with talking_to(system, where, f"reading the facts after step {index}"):
                 facts = settle(binding, world, wanted) if wanted else binding.real_facts(world)
                 beliefs = read_beliefs(world, result.entries[-1].beliefs)
             seen = {**facts, "call": outcome}
-            survivors = [after for after, f in allowed if f == seen]
-            expected = next((f for _, f in allowed if f == seen), allowed[0][1])
+            survivors: dict[Any, Path] = {}
+            for s, a, after, f in allowed:
+                if f == seen and after not in survivors:
+                    start, steps = paths[s]
+                    survivors[after] = (start, (*steps, (a, after)))
+            expected = next((f for *_, f in allowed if f == seen), allowed[0][3])
             result.entries.append(
                 Entry(
                     index,
@@ -179,11 +240,13 @@ def walk(
                     seen,
                     effect,
                     beliefs,
+                    action.name,
                 )
             )
             if not survivors:
                 break
-            states = list(dict.fromkeys(survivors))
+            paths = survivors
+            result.path = next(iter(paths.values()))
     except KeyboardInterrupt:
         if not real_interrupt():  # raised by code, not by the user's Ctrl-C
             raise
@@ -206,6 +269,8 @@ def random_walks(
     budget: float,
     progress: Callable[[Conformance], None] = lambda c: None,
     found: Walks | None = None,
+    guide: Guide | None = None,
+    keep: Callable[[Conformance], None] = lambda c: None,
 ) -> Walks:
     """`schedules` random schedules (and hypothesis's shrinking of any divergent one).
 
@@ -213,12 +278,14 @@ def random_walks(
     or a Ctrl-C (`interrupted`; the schedule it cut short is `partial`). `found` may be
     given to see what ran even if a Ctrl-C comes after this returns (the caller's server
     stop). A LeadercheckError (the real system failing, a model error) ends the search
-    at once and is raised as it is."""
+    at once and is raised as it is. With a `guide`, moves are drawn by its weights;
+    `keep` is given every schedule that ran to its end (to keep it as a trace)."""
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hypothesis_seed
     from hypothesis import strategies as st
 
     found = found if found is not None else Walks(binding.protocol, binding.system)
+    found.guided = guide is not None
     begun = time.monotonic()
     failed: list[LeadercheckError] = []
     stopped: list[bool] = []
@@ -245,15 +312,20 @@ def random_walks(
         if time.monotonic() - begun > budget:
             found.out_of_budget = True
             stop()
-        length = data.draw(st.integers(1, max_steps), label="steps")
         try:
-            run = walk(
-                model,
-                binding,
-                make_world(),
-                lambda n: data.draw(st.integers(0, n - 1)),
-                length,
-            )
+
+            def choose(weights: Sequence[int]) -> int:
+                """A move, each as likely as its weight (shrinking toward the first)."""
+                drawn = data.draw(st.integers(0, sum(weights) - 1))
+                for k, weight in enumerate(weights):
+                    if drawn < weight:
+                        return k
+                    drawn -= weight
+                raise AssertionError("a draw past the total weight")
+
+            # every schedule may run to max_steps: it ends at its first divergence anyway,
+            # so a longer bound never makes the history reported longer
+            run = walk(model, binding, make_world(), choose, max_steps, guide)
         except LeadercheckError as exc:
             failed.append(exc)
             stop()
@@ -265,8 +337,13 @@ def random_walks(
         else:
             found.drawn += 1
         found.steps += len(run.entries) - 1
+        found.coverage.add(run)
+        found.timing = run.timing or found.timing
+        keep(run)
         progress(run)
         if run.divergence is not None:
+            if not found.failures:
+                found.first_found = (found.drawn, round(time.monotonic() - begun, 2))
             found.failures.append(run)
             raise Divergence(str(run.divergence.step))
 

@@ -37,6 +37,7 @@ def client_words(command: list[str] | None) -> str:
 
 def to_record(report: Report) -> dict[str, Any]:
     result = report.result
+    timing = result.timing or report.timing
     divergence = result.divergence
     breaks = real_breaks([(e.step, e.observed, e.beliefs) for e in result.entries])
     last = result.entries[-1].step if result.entries else 0
@@ -52,11 +53,11 @@ def to_record(report: Report) -> dict[str, Any]:
         "system": result.system,
         "client": client_words(report.binding.client_command),
         "server": report.version,
-        "time_mapping": time_mapping(report.timing),
+        "time_mapping": time_mapping(timing),
         "timing": {
-            "tick_seconds": report.timing.tick,
-            "ttl_scale": report.timing.ttl_scale,
-            "settle_seconds": report.timing.settle,
+            "tick_seconds": timing.tick,
+            "ttl_scale": timing.ttl_scale,
+            "settle_seconds": timing.settle,
         },
         "verdict": result.verdict,
         "divergence": None

@@ -3,7 +3,7 @@
 schedules by `verify conform --client` (see the README's "Your own client").
 
 It holds a lease on a leader key: acquiring is a lease grant and a put-if-absent
-transaction; a keep-alive thread refreshes the lease in the background every third of
+transaction; a keep-alive thread refreshes the lease in the background every tenth of
 its TTL, so a pause of the process (SIGSTOP) stops the renewals for real and the lease
 runs out in etcd. Before a write the service checks that it still leads, then writes.
 
@@ -67,15 +67,16 @@ class Elector:
         self.token = 0
         self.renewed_at = 0.0  # monotonic time of the last grant or refresh etcd confirmed
         self.pending = 0
+        self.period = round(self.ttl / 10, 3)  # how often the keep-alive thread renews
         threading.Thread(target=self._keep_alive, daemon=True).start()
 
     # -- the background keep-alive ---------------------------------------------
 
     def _keep_alive(self) -> None:
-        """Refresh the lease every third of its TTL while it is held; a refresh etcd
+        """Refresh the lease every tenth of its TTL while it is held; a refresh etcd
         refuses (the lease ran out while this process was stopped) ends the leadership."""
         while True:
-            time.sleep(self.ttl / 3)
+            time.sleep(self.period)
             with self.guard:
                 lease = self.lease if self.token else None
             if lease is None:
@@ -172,7 +173,11 @@ def main() -> None:
     parser.add_argument("--variant", choices=("fenced", "unfenced"), default="fenced")
     fenced = parser.parse_args().variant == "fenced"
     elector = Elector(json.loads(os.environ["LEADERCHECK_CONFIG"]), fenced)
-    ready = {"ready": os.getpid(), "background": "keep-alive thread"}
+    ready = {
+        "ready": os.getpid(),
+        "background": "keep-alive thread",
+        "renews_every": elector.period,
+    }
     print(json.dumps({"ok": True, "result": ready}), flush=True)
     for line in sys.stdin:
         request = json.loads(line)

@@ -149,3 +149,28 @@ def test_a_client_command_that_does_not_exist_is_refused_before_any_server() -> 
     assert result.stderr.strip() == (
         "error: --client: 'no-such-elector': no such program (or not executable)"
     )
+
+
+def test_random_schedules_catch_the_unfenced_elector_and_keep_every_schedule(
+    tmp_path: Path,
+) -> None:
+    """Drawn toward the steps where safety rests on the client, a dozen schedules of
+    two nodes find the stale write within the budget; every schedule that ran is kept as
+    a trace that `verify replay` takes."""
+    keep = tmp_path / "kept"
+    result = verify(
+        "conform", "--against", "etcd", "--random", "12", "--protocol", "lease-fencing",
+        "-p", "nodes=2", "--client", elector("unfenced"), "--keep", str(keep),
+        "--budget", "120", "--json",
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    record = json.loads(result.stdout)
+    assert record["verdict"] == "DIVERGES" and record["guided"] is True
+    assert record["coverage"]["schedules_with_anomaly"]["no-stale-write"] >= 1
+    assert record["coverage"]["faults_with_effect"]["pause"] >= 1
+    history = record["divergent_history"]
+    assert history["timeline"][-1]["observed"]["storage"].endswith("a stale write accepted")
+    kept = sorted(p.name for p in keep.iterdir())
+    assert kept == record["kept"] and len(kept) >= record["schedules_run"]
+    replayed = verify("replay", str(keep / kept[0]))
+    assert replayed.exit_code == 0, replayed.output

@@ -263,9 +263,12 @@ def _walks(
     real system (draws like the real walk, returns a run or raises)."""
     calls = {"n": 0}
 
-    def fake_walk(model: Any, binding: Any, world: Any, choose: Any, max_steps: int) -> Any:
+    def fake_walk(
+        model: Any, binding: Any, world: Any, choose: Any, max_steps: int, guide: Any
+    ) -> Any:
         calls["n"] += 1
-        return script(calls["n"], choose, max_steps)
+        choose([1] * 1000)  # the first move of a real walk, one of many
+        return script(calls["n"], lambda n: choose([1] * n), max_steps)
 
     monkeypatch.setattr(walks_module, "walk", fake_walk)
 

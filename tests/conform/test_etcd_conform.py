@@ -171,8 +171,7 @@ def test_a_trace_cut_short_of_its_violation_says_the_anomaly_did_not_happen(
     result = verify("conform", str(cut), "--against", "etcd")
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[-2] == (
-        "no anomaly: the model breaks no-stale-write nowhere in this schedule, and etcd"
-        " showed none"
+        "no anomaly: the model breaks no-stale-write nowhere in this schedule, and etcd showed none"
     )
     full = verify("conform", str(LEASE), "--against", "etcd", "--json")
     assert json.loads(full.stdout)["anomaly"] == {

@@ -60,6 +60,12 @@ class Binding(ABC):
         self.protocol = protocol
         self.params = dict(params)
 
+    def risky(self, action: Action) -> bool:
+        """A step where the real system's safety rests on the client: a write the model's
+        storage refuses as stale (a client that does not fence would make it land).
+        Random schedules are drawn toward these (guidance.py)."""
+        return action.name == "write" and "rejected" in note_of(action)
+
     def settled(self, timing: Timing) -> Timing:
         """`timing` with its settle window: the one given (--settle), or the one derived
         from the tick and this system's expiry lag."""
