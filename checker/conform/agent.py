@@ -142,8 +142,7 @@ class Agent:
         told = ready.get("result") or {}
         background, period = told.get("background"), told.get("renews_every")
         self.background = background if isinstance(background, str) and background else None
-        fits = isinstance(period, int | float) and not isinstance(period, bool)
-        self.renews_every = float(period) if fits and 0 < period <= 60 else None
+        self.renews_every = _period(period)
 
     def pause(self) -> None:
         self._signal(signal.SIGSTOP)
@@ -249,6 +248,13 @@ class Agent:
         except OSError:
             return "no log"
         return lines[-1][:300] if lines else "nothing logged"
+
+
+def _period(value: object) -> float | None:
+    """A ready line's `renews_every`: seconds above 0 and at most 60, or None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if 0 < value <= 60 else None
 
 
 MAX_LINE = 1 << 20  # a reply line longer than this is garbage (and is not kept whole)
