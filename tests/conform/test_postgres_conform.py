@@ -209,3 +209,16 @@ def test_ttl_twice_too_long_is_caught(endpoint: str) -> None:
     assert divergence.differences() == [
         "store: the model says 'no lease held', the real system 'n1 holds lease token 1'"
     ]
+
+
+def test_the_fencing_trigger_refuses_the_paused_leaders_late_write() -> None:
+    """A schedule a guided --random run kept (--keep): n2 takes the row and checks, is
+    paused past its lease, n1 takes the row and writes token 2, n2 resumes and writes
+    token 1. The model's storage refuses it, and so does PostgreSQL's trigger."""
+    trace = Path(__file__).parent / "traces" / "lease-cas-stale-write-refused.json"
+    report = conform(trace, "postgres")
+    result = report.result
+    assert result.verdict == "CONFORMS", [e.differences() for e in result.entries]
+    last = result.entries[-1]
+    assert last.step == 12 and last.observed["call"] == "rejected"
+    assert "storage=409 STALE TOKEN: 1 < 2" in last.real_event
