@@ -139,3 +139,20 @@ def test_the_quick_start_installs_light_then_the_test_tools() -> None:
     assert first.endswith(".venv/bin/verify --protocol lease-no-fencing")
     assert ".venv/bin/pip install -e '.[test]'" in second
     assert second.endswith(".venv/bin/python -m pytest")
+
+
+def test_every_package_folder_is_installed() -> None:
+    """pyproject lists its packages one by one: a folder left out (checker/engine was) is
+    missing from a non-editable install, though an editable one finds it."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    listed = set(
+        tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    found = {
+        "leadercheck." + ".".join(init.parent.relative_to(ROOT).parts)
+        for top in ("checker", "models", "specs")
+        for init in (ROOT / top).glob("**/__init__.py")
+    }
+    assert found - listed == set()

@@ -26,6 +26,7 @@ from leadercheck.checker.app.bench import bench_command, message_cost_command
 from leadercheck.checker.app.config import config_command
 from leadercheck.checker.app.conform import conform_command
 from leadercheck.checker.app.explore import explore_command
+from leadercheck.checker.app.history import history_command
 from leadercheck.checker.app.modes import Call, Mode, choose, label_of
 from leadercheck.checker.app.output import report_channel
 from leadercheck.checker.app.traces import explain_command, replay_command
@@ -171,7 +172,8 @@ def _labels(ctx: click.Context) -> dict[str, str]:
 
 
 for _command in (replay_command, explain_command, conform_command, config_command,
-                 message_cost_command, bench_command, explore_command):  # fmt: skip
+                 message_cost_command, bench_command, explore_command,
+                 history_command):  # fmt: skip
     main.add_command(_command)
 
 

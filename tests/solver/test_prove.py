@@ -44,7 +44,14 @@ def _strengthening(name: str) -> list[str]:
         # the two that take z3 longest run with the slow tests (the default suite stays
         # under 3 minutes); CI runs them
         pytest.param(n, c, marks=pytest.mark.slow)
-        if c in ("one-vote-per-term", "granted-were-cast", "vote-remembered", "no-vote-ahead")
+        if c
+        in (
+            "one-vote-per-term",
+            "granted-were-cast",
+            "vote-remembered",
+            "no-vote-ahead",
+            "leader-has-quorum",
+        )
         else (n, c)
         for n in ("raft", "lease-fencing")
         for c in _strengthening(n)
