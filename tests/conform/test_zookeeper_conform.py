@@ -17,6 +17,7 @@ import pytest
 
 from leadercheck.checker.conform import servers
 from leadercheck.checker.conform.harness import model_steps
+from leadercheck.checker.conform.proxy import FaultProxy
 from leadercheck.checker.conform.run import Report, conform_trace
 from leadercheck.checker.conform.world import Timing
 from leadercheck.checker.model import Action
@@ -64,6 +65,21 @@ def test_stale_write_lands_without_fencing() -> None:
     last = report.result.entries[-1]
     assert last.observed["storage"] == "highest epoch 2, a stale write accepted"
     assert last.observed["call"] == "accepted"
+
+
+def test_the_partition_has_its_effect_for_real(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cut at step 3 is real: n1's session expires in ZooKeeper's own time, so z1 is
+    gone after the second tick. With the proxy's cut made a no-op, n1's heartbeats get
+    through, the session lives on and the run diverges right there."""
+    report = conform(TRACE, "zookeeper")
+    entries = report.result.entries
+    assert entries[3].effect is True and "cuts every connection" in entries[3].real_event
+    assert "z1" not in entries[5].observed["store"] and "z1" in entries[4].observed["store"]
+    monkeypatch.setattr(FaultProxy, "cut", lambda self, silent=False: 0)
+    uncut = conform(TRACE, "zookeeper")
+    divergence = uncut.result.divergence
+    assert divergence is not None and divergence.step == 5, timeline(uncut)
+    assert "z1" in divergence.observed["store"]
 
 
 def test_late_write_refused_with_fencing() -> None:
