@@ -86,6 +86,16 @@ def rebuild_trace(
     return Trace(tuple(steps))
 
 
+def trace_along(
+    model: Model[Any], start: Any, moves: Sequence[tuple[Any, Any]], loop_from: int | None = None
+) -> Trace:
+    """The trace of a path already taken: its start, then each (action, state) reached,
+    shown as every rebuilt trace is (a replay's, a conformance schedule's)."""
+    steps = [_step(model, 0, None, start)]
+    steps += [_step(model, k, action, state) for k, (action, state) in enumerate(moves, start=1)]
+    return Trace(tuple(steps), loop_from)
+
+
 def extend_trace(
     model: Model[Any],
     trace: Trace,

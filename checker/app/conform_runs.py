@@ -42,7 +42,7 @@ from leadercheck.checker.render.conformance import (
     verdict_lines,
 )
 from leadercheck.checker.result import PropertyResult, Verdict
-from leadercheck.checker.trace import Step, Trace
+from leadercheck.checker.successors import trace_along
 
 CONFORMS, DIVERGES, INCOMPLETE = 0, 1, 3
 MAX_SCHEDULES = 100_000
@@ -262,10 +262,8 @@ def _trace_page(
     from leadercheck.checker.render.html import trace_to_html  # noqa: PLC0415
     from leadercheck.checker.render.svg import SvgUnavailable, dot_to_svg  # noqa: PLC0415
 
-    steps = [Step(0, None, model.describe(visited[0]), model.summary(visited[0]), visited[0])]
-    for k, (action, state) in enumerate(zip(actions, visited[1:], strict=True), start=1):
-        steps.append(Step(k, action, model.describe(state), model.summary(state), state))
-    trace = Trace(tuple(steps), saved.loop_from)
+    moves = list(zip(actions, visited[1:], strict=True))
+    trace = trace_along(model, visited[0], moves, saved.loop_from)
     known = {v.value for v in Verdict}
     verdict = Verdict(saved.verdict) if saved.verdict in known else Verdict.VIOLATED
     outcome = PropertyResult(prop, verdict, trace, saved.reason)
@@ -354,8 +352,6 @@ def random_run(
         found.interrupted = True
     record = _random_record(found, entry.name, values, against, server, timing, seed, schedules)
     record["client"] = client_words(binding.client_command)
-    record["guided"] = found.guided
-    record["coverage"] = found.coverage.to_json()
     record["kept"] = kept.written
     if keep_dir is not None:
         files.write_files(keep_dir, kept.files)
@@ -397,16 +393,12 @@ class _Keeper:
         from leadercheck.checker.render.trace_json import trace_to_json  # noqa: PLC0415
 
         start, moves = run.path
-        model = self.model
-        steps = [Step(0, None, model.describe(start), model.summary(start), start)]
-        for k, (action, state) in enumerate(moves, start=1):
-            steps.append(Step(k, action, model.describe(state), model.summary(state), state))
+        trace = trace_along(self.model, start, moves)
         prop = self.claims[-1]  # no-stale-write where the protocol has it
-        states = [start, *(state for _, state in moves)]
-        broken = model_break(prop, states)
+        broken = model_break(prop, [step.state for step in trace.steps])
         verdict = Verdict.HOLDS if broken is None else Verdict.VIOLATED
         reason = f"schedule {len(self.written) + 1} of a --random run"
-        outcome = PropertyResult(prop, verdict, Trace(tuple(steps)), reason)
+        outcome = PropertyResult(prop, verdict, trace, reason)
         name = f"schedule-{len(self.written) + 1:04d}.json"
         self.files[name] = trace_to_json(TraceContext(self.protocol, self.values, outcome))
         self.written.append(name)
@@ -469,6 +461,8 @@ def _random_record(
         "budget_ran_out": found.out_of_budget,
         "interrupted": found.interrupted,
         "verdict": verdict,
+        "guided": found.guided,
+        "coverage": found.coverage.to_json(),
         "divergent_history": None,
         "interrupted_schedule": None,
     }

@@ -24,15 +24,26 @@ OBSERVABLE = ("single-leader", "no-stale-write")
 @dataclass(frozen=True)
 class Belief:
     """What one client says it believes: that it leads, and under which token (None: a
-    lock without one)."""
+    lock without one). `said` stands for a client that could not say (down, or an answer
+    without a belief)."""
 
     leader: bool
     token: str | None = None
+    said: str = ""
 
     def words(self) -> str:
+        if self.said:
+            return self.said
         if not self.leader:
             return "does not lead"
-        return "leads" + (f" (token {self.token})" if self.token is not None else "")
+        return "leads" + self.under()
+
+    def under(self) -> str:
+        """ " (token 7)", or nothing for a lock without tokens."""
+        return f" (token {self.token})" if self.token is not None else ""
+
+
+DOWN, UNKNOWN = Belief(False, said="down"), Belief(False, said="unknown")
 
 
 def belief_of(result: Mapping[str, Any]) -> Belief:
@@ -51,10 +62,10 @@ class Broken:
 
 
 def real_breaks(
-    observed: Sequence[tuple[int, Mapping[str, str], Mapping[str, str]]],
+    observed: Sequence[tuple[int, Mapping[str, str], Mapping[str, Belief]]],
 ) -> dict[str, Broken]:
     """The first step where each observable claim broke on the real system, from each
-    step's (index, observed facts, beliefs in words)."""
+    step's (index, observed facts, each client's belief)."""
     found: dict[str, Broken] = {}
     for step, facts, beliefs in observed:
         if "no-stale-write" not in found:
@@ -69,16 +80,15 @@ def real_breaks(
     return found
 
 
-def _two_leaders(beliefs: Mapping[str, str]) -> str | None:
+def _two_leaders(beliefs: Mapping[str, Belief]) -> str | None:
     """ "n1 and n2 both believe they lead (token 1)", if two lead under one token."""
     by_token: dict[str, list[str]] = {}
-    for node, words in sorted(beliefs.items()):
-        if words.startswith("leads"):
-            by_token.setdefault(words.removeprefix("leads").strip(), []).append(node)
-    for token, nodes in sorted(by_token.items()):
+    for node, belief in sorted(beliefs.items()):
+        if belief.leader:
+            by_token.setdefault(belief.under(), []).append(node)
+    for under, nodes in sorted(by_token.items()):
         if len(nodes) > 1:
-            said = f"{', '.join(nodes[:-1])} and {nodes[-1]} both believe they lead"
-            return f"{said} {token}".strip()
+            return f"{', '.join(nodes[:-1])} and {nodes[-1]} both believe they lead{under}"
     return None
 
 

@@ -70,17 +70,18 @@ def build_guide(
     states, edges = found
     invariants = [c for c in claims if c.kind is Kind.ALWAYS]
 
-    def breaks(before: Any, after: Any) -> bool:
-        return any(_holds(c, before) and not _holds(c, after) for c in invariants)
+    def holding(state: Any) -> tuple[bool, ...]:
+        return tuple(_holds(c, state) for c in invariants)
 
     def dangerous(action: Action, before: Any, after: Any) -> bool:
-        return risky(action) or breaks(before, after)
+        return risky(action) or _breaks(holding(before), holding(after))
 
+    held = [holding(s) for s in states]  # each state's claims judged once, not per edge
     back: list[list[int]] = [[] for _ in states]
     distance: dict[int, int] = {}
     for a, b, action in edges:
         back[b].append(a)
-        if a not in distance and dangerous(action, states[a], states[b]):
+        if a not in distance and (risky(action) or _breaks(held[a], held[b])):
             distance[a] = 0
     if not distance:
         return None
@@ -92,6 +93,11 @@ def build_guide(
                 distance[a] = distance[k] + 1
                 queue.append(a)
     return Guide({states[k]: d for k, d in distance.items()}, dangerous)
+
+
+def _breaks(before: tuple[bool, ...], after: tuple[bool, ...]) -> bool:
+    """Whether a step breaks a claim that held before it."""
+    return any(was and not now for was, now in zip(before, after, strict=True))
 
 
 def _holds(claim: Property, state: Any) -> bool:

@@ -17,7 +17,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from leadercheck.checker.conform.agent import Agent, NoAnswer
-from leadercheck.checker.conform.anomaly import belief_of
+from leadercheck.checker.conform.anomaly import (
+    DOWN,
+    UNKNOWN,
+    Belief,
+    Broken,
+    belief_of,
+    real_breaks,
+)
 from leadercheck.checker.conform.bindings.base import NO_REPLY, Binding, View, reply_lost
 from leadercheck.checker.conform.failures import talking_to
 from leadercheck.checker.conform.world import Facts, Timing, World
@@ -52,7 +59,7 @@ class Entry:
     expected: Mapping[str, str]
     observed: Mapping[str, str]
     effect: bool | None = None  # a fault's own effect on the real system (Performed)
-    beliefs: Mapping[str, str] = field(default_factory=dict)  # each client's, in its words
+    beliefs: Mapping[str, Belief] = field(default_factory=dict)  # each client's own
     action: str = ""  # the model action's name (empty for the initial state)
 
     @property
@@ -79,7 +86,7 @@ class Entry:
             "observed": dict(self.observed),
             "matches": self.matches,
             "fault_effect": self.effect,
-            "beliefs": dict(self.beliefs),
+            "beliefs": {node: belief.words() for node, belief in self.beliefs.items()},
         }
 
 
@@ -97,6 +104,10 @@ class Conformance:
     path: tuple[Any, tuple[tuple[Action, Any], ...]] | None = None
     dangerous_steps: int = 0  # steps taken where safety rested on the client (guidance.py)
     timing: Timing | None = None  # the time mapping the run used (its window may be wider)
+
+    def breaks(self) -> dict[str, Broken]:
+        """Where each observable claim first broke on the real system in this run."""
+        return real_breaks([(e.step, e.observed, e.beliefs) for e in self.entries])
 
     @property
     def divergence(self) -> Entry | None:
@@ -236,15 +247,15 @@ def _call(binding: Binding, world: World, action: Action) -> Performed:
     return Performed("; ".join(told), outcome, effect)
 
 
-def read_beliefs(world: World, before: Mapping[str, str]) -> dict[str, str]:
+def read_beliefs(world: World, before: Mapping[str, Belief]) -> dict[str, Belief]:
     """What each client believes now, as it answers itself (`belief`, read only, bounded):
     a paused one keeps what it believed when it stopped, a crashed one believes nothing."""
-    found: dict[str, str] = {}
+    found: dict[str, Belief] = {}
     for node, agent in world.agents.items():
         if not agent.alive:
-            found[node] = "down"
+            found[node] = DOWN
         elif agent.paused:
-            found[node] = before.get(node, "unknown")
+            found[node] = before.get(node, UNKNOWN)
         else:
             try:
                 reply = agent.call("belief", world.timing.call_timeout)
@@ -252,7 +263,7 @@ def read_beliefs(world: World, before: Mapping[str, str]) -> dict[str, str]:
                 reply = {"ok": False}
             result = reply.get("result")
             told = reply.get("ok") and isinstance(result, dict)
-            found[node] = belief_of(result).words() if told and result else "unknown"
+            found[node] = belief_of(result) if told and result else UNKNOWN
     return found
 
 
@@ -285,9 +296,10 @@ def begin(binding: Binding, world: World) -> None:
 def renewals_allowed(timing: Timing, agents: Iterable[Agent]) -> Timing:
     """The settle window widened by the longest period at which a client renews on its
     own (its ready line's `renews_every`): such a lease's real end falls anywhere in the
-    last period before its holder stopped, where the model's is at a tick."""
+    last period before its holder stopped, where the model's is at a tick. (A world is
+    begun once, so its window is widened once.)"""
     period = max((a.renews_every or 0.0 for a in agents), default=0.0)
-    if not period or "renews on its own" in timing.settle_why:
+    if not period:
         return timing
     why = f"{timing.settle_why}, and a client renews on its own every {period:g} s"
     return replace(timing, settle=round(timing.settle + period, 3), settle_why=why)

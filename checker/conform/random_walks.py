@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from leadercheck.checker.conform.anomaly import real_breaks
 from leadercheck.checker.conform.bindings.base import Binding, reply_lost
 from leadercheck.checker.conform.failures import talking_to
 from leadercheck.checker.conform.guidance import DANGER, Guide
@@ -106,8 +105,7 @@ class Coverage:
             elif entry.effect is False:
                 self.faults_without_effect[fault] += 1
         self.dangerous_steps += run.dangerous_steps
-        breaks = real_breaks([(e.step, e.observed, e.beliefs) for e in run.entries])
-        self.anomalies.update(breaks.keys())
+        self.anomalies.update(run.breaks().keys())
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -120,9 +118,9 @@ class Coverage:
 
 
 Label = tuple[str, str, str | None, bool]  # name, actor, target, reply lost
-FAULT_STEPS = frozenset(
-    {*NODE_FAULTS, "partition", "heal"}
-)  # the rest with an effect: a lost reply
+# The faults made by the harness; any other step with an effect is a call whose reply
+# the proxy lost.
+FAULT_STEPS = frozenset({*NODE_FAULTS, "partition", "heal"})
 Path = tuple[Any, tuple[tuple[Action, Any], ...]]  # a model path: its start, then each step
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from leadercheck.checker.conform.anomaly import anomaly_record, real_breaks
+from leadercheck.checker.conform.anomaly import anomaly_record
 from leadercheck.checker.conform.run import Report
 from leadercheck.checker.conform.world import Timing
 
@@ -39,7 +39,7 @@ def to_record(report: Report) -> dict[str, Any]:
     result = report.result
     timing = result.timing or report.timing
     divergence = result.divergence
-    breaks = real_breaks([(e.step, e.observed, e.beliefs) for e in result.entries])
+    breaks = result.breaks()
     last = result.entries[-1].step if result.entries else 0
     under_test = report.binding.client_command is not None
     anomaly = anomaly_record(

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from leadercheck.checker.conform.anomaly import Belief, anomaly_record, real_breaks
+from leadercheck.checker.conform.anomaly import DOWN, Belief, anomaly_record, real_breaks
 from leadercheck.checker.conform.bindings import binding_for
 from leadercheck.checker.conform.bindings.lease_facts import model_outcome, real_outcome
 from leadercheck.checker.conform.harness import _node_fault
@@ -99,17 +99,20 @@ def test_a_pause_of_a_client_that_runs_nothing_between_calls_is_said_to_change_n
 
 
 def test_the_anomaly_is_found_in_the_real_facts_and_beliefs() -> None:
+    no, lead1, lead2 = Belief(False), Belief(True, "1"), Belief(True, "2")
     steps = [
-        (0, {"storage": "no writes"}, {"n1": "does not lead", "n2": "does not lead"}),
-        (1, {"storage": "no writes"}, {"n1": "leads (token 1)", "n2": "does not lead"}),
-        (2, {"storage": "highest token 2"}, {"n1": "leads (token 1)", "n2": "leads (token 2)"}),
-        (3, {"storage": "highest token 2, a stale write accepted"}, {"n1": "down", "n2": "leads"}),
+        (0, {"storage": "no writes"}, {"n1": no, "n2": no}),
+        (1, {"storage": "no writes"}, {"n1": lead1, "n2": no}),
+        (2, {"storage": "highest token 2"}, {"n1": lead1, "n2": lead2}),
+        (3, {"storage": "highest token 2, a stale write accepted"}, {"n1": DOWN, "n2": lead2}),
     ]
     breaks = real_breaks(steps)
     assert set(breaks) == {"no-stale-write"}  # two tokens are a stale leader, not two leaders
     assert breaks["no-stale-write"].step == 3
-    twice = real_breaks([(4, {}, {"n1": "leads (token 1)", "n3": "leads (token 1)"})])
+    twice = real_breaks([(4, {}, {"n1": lead1, "n3": lead1})])
     assert twice["single-leader"].evidence == "n1 and n3 both believe they lead (token 1)"
+    lock = real_breaks([(5, {}, {"n1": Belief(True), "n2": Belief(True)})])
+    assert lock["single-leader"].evidence == "n1 and n2 both believe they lead"
     assert (
         Belief(True, "7").words() == "leads (token 7)" and Belief(False).words() == "does not lead"
     )
