@@ -153,15 +153,18 @@ def _binding(
     """The binding (its client library imported: a missing one is one line now, before
     any server), its refusal of a time mapping it cannot honour, the mapping with the
     settle window this system needs, and the user's client if one is given."""
-    from leadercheck.checker.conform.bindings import binding_for  # noqa: PLC0415
+    from leadercheck.checker.conform.bindings import (  # noqa: PLC0415
+        binding_for,
+        user_client_protocols,
+    )
 
     binding = binding_for(protocol, against, values)
     binding.check_timing(timing)
     if client is not None:
         if not binding.user_clients:
             raise LeadercheckError(
-                f"--client: a client under test is driven on etcd's lease protocols for now,"
-                f" not on {against} ({protocol})"
+                f"--client: a client under test is not driven on {against} ({protocol}) yet;"
+                f" it is on {', '.join(user_client_protocols())}"
             )
         binding.client_command = client
     return binding, binding.settled(timing)

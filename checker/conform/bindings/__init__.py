@@ -32,6 +32,21 @@ def protocols_on(system: str) -> list[str]:
     return [p for (p, s) in BINDINGS if s == system]
 
 
+def user_client_protocols() -> list[str]:
+    """ "protocol on system" for every binding a client under test can be driven on (those
+    whose client library is installed)."""
+    found = []
+    for (protocol, system), where in BINDINGS.items():
+        module_name, class_name = where.split(":")
+        try:
+            module = importlib.import_module(f"leadercheck.checker.conform.bindings.{module_name}")
+        except ImportError:
+            continue
+        if getattr(module, class_name).user_clients:
+            found.append(f"{protocol} on {system}")
+    return found
+
+
 def binding_for(protocol: str, system: str, params: Mapping[str, int]) -> Binding:
     """The binding of `protocol` on `system`; a one-line error naming what is possible."""
     if system not in SYSTEMS:

@@ -21,7 +21,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from leadercheck.checker.conform.bindings.base import NO_REPLY, View, reply_lost
+from leadercheck.checker.conform.bindings.base import NO_REPLY, View, note_of, reply_lost
 from leadercheck.checker.conform.bindings.lease_facts import (
     LeaseBinding,
     TokenNumbers,
@@ -46,6 +46,7 @@ class PostgresLeaseRow(LeaseBinding):
         "write": ["write"],
     }
     endpoints = 1  # one server: the store and the storage are tables in it
+    user_clients = True
     #: the UPDATE without `WHERE token = $seen` (a subclass may force it, to be caught)
     blind: bool | None = None
 
@@ -78,6 +79,11 @@ class PostgresLeaseRow(LeaseBinding):
         script = SCHEMA_SQL.format(schema=sql.Identifier(self.schema).as_string())
         with self._connect(world) as conn:
             conn.execute(script.encode())
+
+    def risky(self, action: Action) -> bool:
+        """Also an update the model's compare-and-swap refuses: a client whose UPDATE
+        does not compare the token it read takes the row there."""
+        return super().risky(action) or (action.name == "update" and "0 rows" in note_of(action))
 
     def outcome(self, op_reply: Mapping[str, Any]) -> str:
         op = op_reply.get("op", "")
