@@ -30,6 +30,10 @@ holds, although two nodes do believe they lead at the same instant. With fencing
 (`zookeeper-fencing`) the storage remembers the highest sequence number it accepted
 and refuses a lower one, which is safe because leaderships take increasing numbers:
 a znode leads only once every lower one is gone, and new znodes are numbered higher.
+The same safety can be had from the ensemble itself (`zookeeper-multi`, Curator's way):
+the storage lives in ZooKeeper and each write is one multi whose first op checks that
+the writer's own znode still exists, so the server refuses the write of a leader whose
+session expired; the write then needs the ensemble, so a node cut from it cannot make one.
 
 Modelling choices. The ensemble is one linearizable service whose /election
 directory lives in `ClusterState.extra`; the lease `Store` is unused. In this recipe
@@ -170,11 +174,11 @@ class ZooKeeperModel(InterchangeableNodes, ClusterModel):
         znodes = tuple(z._replace(owner=new_id[z.owner]) for z in extra.znodes)
         return extra._replace(znodes=znodes)
 
-    def __init__(self, nodes: int, timeout: int, seqs: int, fencing: bool, faults: FaultBounds):
+    def __init__(self, nodes: int, timeout: int, seqs: int, fence: str, faults: FaultBounds):
         super().__init__(nodes, faults)
         self.timeout = timeout
         self.seqs = seqs
-        self.fencing = fencing
+        self.fence = fence  # NO_FENCE, EPOCH_FENCE or ZNODE_FENCE
 
     def initial_node(self, i: int) -> ZkNode:
         return ZkNode()
@@ -216,8 +220,16 @@ class ZooKeeperModel(InterchangeableNodes, ClusterModel):
             note = f"z{created.last_seq}, ephemeral sequential"
             after = s.with_node(i, node._replace(seq=created.last_seq))._replace(extra=created)
             yield Action("create", name, STORE, note), after
-        if node.leader:
-            storage, accepted = s.storage.write(node.seq, self.fencing)
+        if node.leader and self.fence == ZNODE_FENCE:
+            if s.net.reaches_store(i):  # the multi runs in the ensemble
+                if election.alive(node.seq):
+                    storage, _ = s.storage.write(node.seq, fencing=False)
+                    note = f"epoch {node.seq} accepted: multi(check z{node.seq}, create)"
+                else:
+                    storage, note = s.storage, f"epoch {node.seq} rejected: z{node.seq} is gone"
+                yield Action("write", name, STORAGE, note), s._replace(storage=storage)
+        elif node.leader:
+            storage, accepted = s.storage.write(node.seq, self.fence == EPOCH_FENCE)
             verdict = "accepted" if accepted else f"rejected: {node.seq} < {s.storage.hi_epoch}"
             note = f"epoch {node.seq} {verdict}"
             yield Action("write", name, STORAGE, note), s._replace(storage=storage)
@@ -261,9 +273,14 @@ ZOOKEEPER_PARAMS = (
 )
 
 
-def _builder(fencing: bool) -> Callable[..., ZooKeeperModel]:
+#: how the storage decides a write: it takes every one; it refuses an epoch below the
+#: highest it took; the ensemble refuses one whose writer's znode is gone
+NO_FENCE, EPOCH_FENCE, ZNODE_FENCE = "none", "epoch", "znode"
+
+
+def _builder(fence: str) -> Callable[..., ZooKeeperModel]:
     def build(nodes: int, timeout: int, seqs: int, **faults: int) -> ZooKeeperModel:
-        return ZooKeeperModel(nodes, timeout, seqs, fencing, FaultBounds(**faults))
+        return ZooKeeperModel(nodes, timeout, seqs, fence, FaultBounds(**faults))
 
     return build
 
@@ -273,12 +290,18 @@ PROTOCOLS = (
         "zookeeper",
         "lowest ephemeral sequential znode leads; the storage accepts every write",
         ZOOKEEPER_PARAMS,
-        _builder(fencing=False),
+        _builder(NO_FENCE),
     ),
     ProtocolEntry(
         "zookeeper-fencing",
         "the same recipe; the storage rejects a znode sequence number below one it accepted",
         ZOOKEEPER_PARAMS,
-        _builder(fencing=True),
+        _builder(EPOCH_FENCE),
+    ),
+    ProtocolEntry(
+        "zookeeper-multi",
+        "the same recipe; each write is a ZooKeeper multi that checks the writer's znode exists",
+        ZOOKEEPER_PARAMS,
+        _builder(ZNODE_FENCE),
     ),
 )

@@ -31,7 +31,8 @@ def assert_replays(model: Model[Any], trace: Trace) -> None:
 HEAVY = {
     "raft", "bully", "lease-no-fencing", "lease-fencing", "lease-cas", "k8s-lease",
     "k8s-lease-fencing", "patroni-sync", "raft-election", "lease-blind-write", "lease-renewal",
-    "lease-no-confirmation", "zookeeper", "zookeeper-fencing", "gossip", "patroni",
+    "lease-no-confirmation", "zookeeper", "zookeeper-fencing", "zookeeper-multi", "gossip",
+    "patroni",
 }  # fmt: skip
 
 

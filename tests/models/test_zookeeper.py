@@ -40,7 +40,8 @@ def replay(model: ZooKeeperModel, schedule: list[tuple[str, str]]) -> tuple[Acti
 
 
 @pytest.mark.parametrize(
-    ("name", "distinct"), [("zookeeper", 25_595), ("zookeeper-fencing", 24_424)]
+    ("name", "distinct"),
+    [("zookeeper", 25_595), ("zookeeper-fencing", 24_424), ("zookeeper-multi", 24_424)],
 )
 def test_reachable_state_count_at_defaults(name: str, distinct: int) -> None:
     result = check(build(name), [always("anything", lambda s: True)])
@@ -48,7 +49,12 @@ def test_reachable_state_count_at_defaults(name: str, distinct: int) -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "stale"), [("zookeeper", Verdict.VIOLATED), ("zookeeper-fencing", Verdict.HOLDS)]
+    ("name", "stale"),
+    [
+        ("zookeeper", Verdict.VIOLATED),
+        ("zookeeper-fencing", Verdict.HOLDS),
+        ("zookeeper-multi", Verdict.HOLDS),
+    ],
 )
 def test_verdicts_at_defaults(name: str, stale: Verdict) -> None:
     result = run(name)
@@ -103,6 +109,26 @@ def test_fencing_refuses_the_same_schedule() -> None:
     action, state = replay(build("zookeeper-fencing"), [(a.name, a.actor) for a in trace.actions])
     assert action.note == "epoch 1 rejected: 1 < 2"
     assert not state.storage.stale
+
+
+def test_the_ensemble_refuses_the_paused_leaders_write_in_the_multi() -> None:
+    """zookeeper-multi: the same late write fails the multi's check of z1, which expired
+    with n1's session; the ensemble decides, no epoch is compared."""
+    trace = run("zookeeper", "no-stale-write", partitions=0).result("no-stale-write").trace
+    assert trace is not None
+    action, state = replay(build("zookeeper-multi"), [(a.name, a.actor) for a in trace.actions])
+    assert action.note == "epoch 1 rejected: z1 is gone"
+    assert not state.storage.stale and state.storage.hi_epoch == 2
+
+
+def test_a_leader_cut_from_the_ensemble_cannot_write_in_a_multi() -> None:
+    trace = run("zookeeper", "no-stale-write").result("no-stale-write").trace
+    assert trace is not None
+    model = build("zookeeper-multi")
+    schedule = [(a.name, a.actor) for a in trace.actions[:-1]]
+    _, before = replay(model, schedule)
+    assert before.node(1).is_leader  # it still believes it leads ...
+    assert not any(a.name == "write" and a.actor == "n1" for a, _ in model.successors(before))
 
 
 def test_the_old_leader_steps_down_once_it_hears_of_the_expiry() -> None:

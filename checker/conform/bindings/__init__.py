@@ -20,6 +20,7 @@ BINDINGS: Mapping[tuple[str, str], str] = {
     ("lease-blind-write", "postgres"): "postgres:PostgresLeaseRow",
     ("zookeeper", "zookeeper"): "zookeeper:ZooKeeperElection",
     ("zookeeper-fencing", "zookeeper"): "zookeeper:ZooKeeperElection",
+    ("zookeeper-multi", "zookeeper"): "zookeeper:ZooKeeperElection",
     ("redlock", "redis"): "redis:Redlock",
     ("redlock-gc-pause", "redis"): "redis:Redlock",
     ("redlock-timing-ok", "redis"): "redis:Redlock",

@@ -1,4 +1,5 @@
-"""The ZooKeeper election recipe on a real ZooKeeper 3.8 (`zookeeper`, `zookeeper-fencing`).
+"""The ZooKeeper election recipe on a real ZooKeeper 3.8 (`zookeeper`, `zookeeper-fencing`,
+`zookeeper-multi`).
 
 Each node's client (clients/zookeeper.py) holds a kazoo session through its own fault
 proxy, with the model's session timeout in real seconds (Timing: `timeout` ticks).
@@ -60,16 +61,19 @@ def storage_fact(hi: int, stale: bool) -> str:
     return text + (", a stale write accepted" if stale else "")
 
 
+#: how each protocol's storage decides a write (clients/zookeeper.py)
+FENCES = {"zookeeper": "none", "zookeeper-fencing": "epoch", "zookeeper-multi": "znode"}
 SESSION_RANGE = (0.4, 20.0)  # seconds: 2 and 100 times the server's tickTime of 200 ms
 
 
 class ZooKeeperElection(Binding):
     system = "zookeeper"
     expiry_lag = 0.4  # the server expires sessions at its ticks (tickTime 200 ms), kazoo hears
+    user_clients = True
 
     def __init__(self, protocol: str, params: Mapping[str, int]) -> None:
         super().__init__(protocol, params)
-        self.fencing = protocol == "zookeeper-fencing"
+        self.fence = FENCES[protocol]
         self.paths = Paths(_fresh_root())
         self.seqs = TokenNumbers()
 
@@ -80,8 +84,12 @@ class ZooKeeperElection(Binding):
             "store": list(world.link_address(node)),
             "storage": list(world.storage[0]),
             "session_seconds": timing.ttl_seconds(int(self.params["timeout"])),
-            "fencing": self.fencing,
+            "fence": self.fence,
             "root": self.paths.root,
+            # where a client under test keeps what the harness reads (the README's protocol)
+            "election_path": self.paths.election,
+            "znode_prefix": PREFIX,
+            "storage_log_path": self.paths.log,
             "timeout": timing.call_timeout / 2,
             # an event's wait must end before the harness stops waiting for its answer
             "event_wait": min(timing.settle, timing.call_timeout / 2),

@@ -17,9 +17,15 @@ predecessor found gone then counts as the watch fired, which is what the model's
 
 The storage is a directory in the same ZooKeeper, on a direct connection of its own
 (the model cuts links to the store, never to the storage): each accepted write is a
-sequential child of `log/` holding the epoch. The fenced storage reads `hi` with its
-version, refuses an epoch below it, and otherwise sets `hi` and appends the entry in
-one transaction that holds only if `hi` is still at that version (retried if not).
+sequential child of `log/` holding the epoch. Three ways to write (`fence`):
+- "none": the entry is appended, whatever its epoch.
+- "epoch" (`zookeeper-fencing`): read `hi` with its version, refuse an epoch below it,
+  else set `hi` and append the entry in one transaction that holds only if `hi` is still
+  at that version (retried if not). ZooKeeper cannot compare two numbers, so the
+  comparison is this client's; the version makes it atomic.
+- "znode" (`zookeeper-multi`): one multi on the node's own session, `check` of its own
+  election znode (any version) and the append: ZooKeeper itself refuses the write of a
+  leader whose znode expired with its session.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import time
 from typing import Any
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import BadVersionError, ConnectionLoss, RolledBackError
+from kazoo.exceptions import BadVersionError, ConnectionLoss, NoNodeError, RolledBackError
 from kazoo.protocol.states import EventType, WatchedEvent
 
 PREFIX = "n_"  # /election/n_0000000007: kazoo appends ten digits
@@ -72,12 +78,12 @@ def kazoo_client(
 class Client:
     """One candidate: its znode and role in memory, a session with the store, a storage link."""
 
-    BACKGROUND = "session heartbeats (kazoo's connection thread)"  # a pause stops them
+    BACKGROUND = "session heartbeat thread (kazoo's)"  # a pause stops it
 
     def __init__(self, config: dict[str, Any]) -> None:
         self.name: str = config["name"]
         self.paths = Paths(config["root"])
-        self.fencing = bool(config["fencing"])
+        self.fence: str = config["fence"]
         self.timeout = float(config.get("timeout", 2.0))  # every blocking call, in seconds
         self.event_wait = float(config.get("event_wait", 1.5))
         self.seq = -1  # its znode's sequence number; -1: none
@@ -186,7 +192,9 @@ class Client:
         """Write to the storage with its znode's sequence number as epoch."""
         epoch = self.seq
         entry = f"{self.paths.log}/w-"
-        if not self.fencing:
+        if self.fence == "znode":
+            return self._write_in_multi(epoch, entry)
+        if self.fence == "none":
             self.storage.create_async(entry, str(epoch).encode(), sequence=True).get(
                 timeout=self.timeout
             )
@@ -207,6 +215,22 @@ class Client:
                 raise failed[0]
             if time.monotonic() >= deadline:  # `hi` moved under it every time
                 raise TimeoutError("the storage's hi kept changing")
+
+    def _write_in_multi(self, epoch: int, entry: str) -> dict[str, Any]:
+        """The append and the check of its own znode, one multi on its session: the server
+        refuses it (NoNode on the check, the append rolled back) once the znode is gone."""
+        if not self.live.wait(self.timeout):
+            raise ConnectionLoss("no session with the store")
+        txn = self.store.transaction()
+        txn.check(self._node(epoch), -1)
+        txn.create(entry, str(epoch).encode(), sequence=True)
+        results = txn.commit_async().get(timeout=self.timeout)
+        failed = [r for r in results if isinstance(r, Exception)]
+        if not failed:
+            return {"accepted": True, "epoch": epoch}
+        if isinstance(results[0], NoNodeError):
+            return {"accepted": False, "epoch": epoch, "refused": "its znode is gone"}
+        raise failed[0]
 
     def close(self) -> None:
         for zk in (self.store, self.storage):
