@@ -12,11 +12,12 @@ herd effect: one deletion wakes one node.
 
 An ephemeral znode lives as long as its session. The ensemble counts a session's
 timeout down, tick by tick, and every heartbeat resets it; only a running node that
-reaches the ensemble sends heartbeats. A crashed, paused, or cut-off node's session
-therefore expires after the timeout, its znode is deleted and the successor's watch
-fires. The node itself learns of the expiry only when it next talks to the
-ensemble (SESSION_EXPIRED on reconnect); then it drops everything and may join again
-with a new session and a new znode.
+reaches the ensemble sends heartbeats, from a background thread that sends one the
+moment its node is resumed or reconnected (a heal), not only at ticks. A crashed,
+paused, or cut-off node's session therefore expires after the timeout, its znode is
+deleted and the successor's watch fires. The node itself learns of the expiry only when
+it next talks to the ensemble (SESSION_EXPIRED on reconnect); then it drops everything
+and may join again with a new session and a new znode.
 
 The bug: a leader leads because of what it last read, not because of what the
 ensemble holds now. A leader that is paused (garbage collection, a stalled VM) or
@@ -94,6 +95,11 @@ class Election(NamedTuple):
     def predecessor(self, seq: int) -> int:
         """The next lower live znode, which `seq` watches; 0 when `seq` is the lowest."""
         return max((z.seq for z in self.znodes if z.seq < seq), default=0)
+
+    def refresh(self, beating: frozenset[int], ttl: int) -> Election:
+        """Heartbeats between ticks: these sessions' countdowns start again."""
+        znodes = tuple(z._replace(ttl=ttl) if z.seq in beating else z for z in self.znodes)
+        return self._replace(znodes=znodes)
 
     def tick(self, beating: frozenset[int], ttl: int) -> tuple[Election, tuple[Znode, ...]]:
         """One tick: heartbeated sessions are reset, the rest count down; returns the expired."""
@@ -237,12 +243,26 @@ class ZooKeeperModel(InterchangeableNodes, ClusterModel):
     def urgent(self, s: ClusterState, i: int) -> bool:
         return self._owed(s, i) is not None
 
-    def tick_extra(self, s: ClusterState) -> tuple[Election, str]:
-        """Sessions of running, connected nodes are refreshed; the others count down."""
-        beating = frozenset(
+    @staticmethod
+    def _beating(s: ClusterState) -> frozenset[int]:
+        """The sessions whose heartbeats get through: of running nodes that reach the store."""
+        return frozenset(
             n.seq for i, n in enumerate(s.nodes, start=1) if s.running(i) and s.net.reaches_store(i)
         )
-        election, expired = s.extra.tick(beating, self.timeout)
+
+    def back_in_touch(self, before: ClusterState, after: ClusterState) -> ClusterState:
+        """A resumed or reconnected node's heartbeat thread sends at once (kazoo's pings
+        the moment it runs again), so its session's countdown starts again then, not at
+        the next tick: a live session silent for a tick, then resumed and cut, still has
+        the whole timeout to go."""
+        again = self._beating(after) - self._beating(before)
+        if not again:
+            return after
+        return after._replace(extra=after.extra.refresh(again, self.timeout))
+
+    def tick_extra(self, s: ClusterState) -> tuple[Election, str]:
+        """Sessions of running, connected nodes are refreshed; the others count down."""
+        election, expired = s.extra.tick(self._beating(s), self.timeout)
         if not expired:
             return election, ""
         gone = ", ".join(f"z{z.seq} ({node_name(z.owner)})" for z in expired)

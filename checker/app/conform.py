@@ -39,6 +39,13 @@ from leadercheck.checker.errors import LeadercheckError
             "shell); default: this project's client.",
         ),
         Once(
+            ["--partition", "partition_style"], type=click.Choice(["reset", "silent"]),
+            default="reset", show_default=True,
+            help="How a partition cuts a node's link to the store: reset (every connection "
+            "reset at once, new ones too: the client's library hears at once) or silent "
+            "(every byte held until the heal: nobody hears until its own timeouts fire).",
+        ),
+        Once(
             ["--endpoint"], metavar="HOST:PORT[,...]",
             help="Servers already running (left running); default: fresh ones on loopback.",
         ),
@@ -102,6 +109,7 @@ def conform_command(
     protocol_name: str | None,
     model_spec: str | None,
     client: str | None,
+    partition_style: str,
     endpoint: str | None,
     tick: float,
     settle: float | None,
@@ -131,7 +139,7 @@ def conform_command(
             raise LeadercheckError("--keep is for --random: a trace is already a file")
         return conform_runs.trace_run(
             trace_file, protocol_name, model_spec, system, endpoint, timing, as_json,
-            timeline, html_dir, command,
+            timeline, html_dir, command, partition_style == "silent",
         )  # fmt: skip
     if trace_file is not None:
         raise LeadercheckError("give a TRACE.json or --random N, not both")
@@ -140,4 +148,5 @@ def conform_command(
     return conform_runs.random_run(
         protocol_name, model_spec, parse_params(params), system, endpoint, timing, schedules,
         seed, max_steps, budget, as_json, timeline, command, keep_dir,
+        partition_style == "silent",
     )  # fmt: skip

@@ -28,7 +28,12 @@ from leadercheck.checker import files
 from leadercheck.checker.app.output import say, warn
 from leadercheck.checker.conform.bindings.base import Binding
 from leadercheck.checker.conform.harness import Entry, ModelStep, model_steps
-from leadercheck.checker.conform.report import client_words, time_mapping, to_record
+from leadercheck.checker.conform.report import (
+    client_words,
+    partition_words,
+    time_mapping,
+    to_record,
+)
 from leadercheck.checker.conform.run import Report, conform_trace, parse_endpoints
 from leadercheck.checker.conform.world import GIVEN, Timing
 from leadercheck.checker.engine.interrupts import real_interrupt
@@ -104,6 +109,7 @@ def trace_run(
     timeline: Path | None,
     html_dir: Path | None,
     client: list[str] | None = None,
+    silent_cuts: bool = False,
 ) -> int:
     """A saved trace on the real system: the exit code."""
     from leadercheck.checker.app.traces import replayed_trace  # noqa: PLC0415
@@ -119,7 +125,7 @@ def trace_run(
         )
     actions = [s.replayed for s in replayed.steps if s.replayed is not None]
     steps = model_steps(model, replayed.visited, actions)
-    binding, timing = _binding(target.name, against, values, timing, client)
+    binding, timing = _binding(target.name, against, values, timing, client, silent_cuts)
     check_outputs(timeline, html_dir, endpoint, binding)
     echo = _printer(as_json)
     shown: list[dict[str, Any]] = []
@@ -149,6 +155,7 @@ def _binding(
     values: Mapping[str, int],
     timing: Timing,
     client: list[str] | None = None,
+    silent_cuts: bool = False,
 ) -> tuple[Binding, Timing]:
     """The binding (its client library imported: a missing one is one line now, before
     any server), its refusal of a time mapping it cannot honour, the mapping with the
@@ -167,6 +174,7 @@ def _binding(
                 f" it is on {', '.join(user_client_protocols())}"
             )
         binding.client_command = client
+    binding.silent_cuts = silent_cuts
     return binding, binding.settled(timing)
 
 
@@ -201,6 +209,7 @@ def _run(
              "params": dict(sorted(values.items())), "system": binding.system,
              "server": f"the servers at {endpoint}" if endpoint else "servers started on loopback",
              "client": client_words(binding.client_command),
+             "partitions": partition_words(binding.silent_cuts),
              "time_mapping": time_mapping(timing)}  # fmt: skip
     for line in header_lines(shown, len(steps) - 1):
         echo(line)
@@ -294,6 +303,7 @@ def random_run(
     timeline: Path | None,
     client: list[str] | None = None,
     keep_dir: Path | None = None,
+    silent_cuts: bool = False,
 ) -> int:
     """N random schedules on the real system, every observation checked against the model.
 
@@ -310,7 +320,7 @@ def random_run(
     catalogue = catalogue_of(model_spec)
     entry = catalogue.lookup(_random_protocol(protocol_name, against, catalogue.protocols))
     values = entry.resolve(dict(given))
-    binding, timing = _binding(entry.name, against, values, timing, client)
+    binding, timing = _binding(entry.name, against, values, timing, client, silent_cuts)
     model = checked_model(catalogue, entry, values, ())
     check_outputs(timeline, None, endpoint, binding)
     if keep_dir is not None:
@@ -321,6 +331,8 @@ def random_run(
          f" seed {seed}, at most {max_steps} steps per schedule, budget {budget:g} s")  # fmt: skip
     if binding.client_command is not None:
         echo(f"client: {client_words(binding.client_command)}")
+    if binding.silent_cuts:
+        echo(f"partitions: {partition_words(True)}")
     echo(f"time: {time_mapping(timing)}")
     claims = [catalogue.claims[c] for c in OBSERVABLE if c in catalogue.claims]
     guide = build_guide(model, binding.risky, claims)
@@ -355,6 +367,7 @@ def random_run(
         found.interrupted = True
     record = _random_record(found, entry.name, values, against, server, timing, seed, schedules)
     record["client"] = client_words(binding.client_command)
+    record["partitions"] = partition_words(binding.silent_cuts)
     record["kept"] = kept.written
     if keep_dir is not None:
         files.write_files(keep_dir, kept.files)

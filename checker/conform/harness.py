@@ -175,13 +175,14 @@ def perform(binding: Binding, world: World, action: Action) -> Performed:
     if action.name in NODE_FAULTS:
         return _node_fault(world.agents[action.actor], action.name)
     if action.name == "partition":
-        held = world.links[action.actor].cut()
-        return Performed(
-            f"the proxy between {action.actor} and the store cuts every connection"
-            f" ({held} open) and resets new ones",
-            "done",
-            True,
+        held = world.links[action.actor].cut(silent=binding.silent_cuts)
+        how = (
+            f"holds every byte of its {held} open connection{'s' * (held != 1)} and new ones"
+            " until the heal (silent: nobody hears until its timeouts fire)"
+            if binding.silent_cuts
+            else f"cuts every connection ({held} open) and resets new ones"
         )
+        return Performed(f"the proxy between {action.actor} and the store {how}", "done", True)
     if action.name == "heal":
         for proxy in world.links.values():
             proxy.heal()

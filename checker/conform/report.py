@@ -28,6 +28,16 @@ def time_mapping(t: Timing) -> str:
     )
 
 
+def partition_words(silent: bool) -> str:
+    """How a partition was made real, as the report says it."""
+    if silent:
+        return (
+            "silent: the proxy holds every byte until the heal; nobody hears until its"
+            " timeouts fire"
+        )
+    return "reset: the proxy resets every connection at once, and new ones"
+
+
 def client_words(command: list[str] | None) -> str:
     """Whose client each node runs, as the report says it."""
     if command is None:
@@ -52,6 +62,7 @@ def to_record(report: Report) -> dict[str, Any]:
         "params": dict(sorted(report.binding.params.items())),
         "system": result.system,
         "client": client_words(report.binding.client_command),
+        "partitions": partition_words(report.binding.silent_cuts),
         "server": report.version,
         "time_mapping": time_mapping(timing),
         "timing": {

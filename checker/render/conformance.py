@@ -35,9 +35,14 @@ def header_lines(record: Record, steps: int) -> list[str]:
         f"conform {record['trace']}: {record['protocol']} ({params}), {steps} steps,"
         f" against {record['system']} ({record['server']})",
         *([f"client: {record['client']}"] if "under test" in record.get("client", "") else []),
+        *([f"partitions: {record['partitions']}"] if _silent(record) else []),
         f"time: {record['time_mapping']}",
         "step  t    real time  model step / what the real system did",
     ]
+
+
+def _silent(record: Record) -> bool:
+    return str(record.get("partitions", "")).startswith("silent")
 
 
 def verdict_lines(record: Record) -> list[str]:

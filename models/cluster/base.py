@@ -271,6 +271,15 @@ class ClusterModel(Model[ClusterState]):
         """
         raise NotImplementedError(f"{type(self).__name__} declares {kind.name} but no fault_steps")
 
+    def back_in_touch(self, before: ClusterState, after: ClusterState) -> ClusterState:
+        """The state once a resume or a heal (`before` -> `after`) has taken effect.
+
+        A protocol whose nodes keep something alive in a background thread (a session's
+        heartbeats) refreshes it here: that thread runs again the moment its node is
+        resumed or reconnected, not at the next tick. By default nothing changes.
+        """
+        return after
+
     def restart_store(self, store: Store) -> Store:
         """The store after it restarts (STORE_CRASH): by default durable, like etcd with
         its write-ahead log, it keeps everything. A volatile store returns what it keeps
@@ -461,9 +470,10 @@ class ClusterModel(Model[ClusterState]):
             elif kind == RESUME:
                 node, name = s.node(what), node_name(what)
                 local_move = (kind, what) in local
+                resumed = s.with_node(what, node._replace(paused=False))
                 yield (
                     Action("resume", name, None, "process pause ends", RECOVERY, local=local_move),
-                    s.with_node(what, node._replace(paused=False)),
+                    self.back_in_touch(s, resumed),
                 )
             elif kind in (SPLIT, FLAP):
                 net = s.net.split(what)
@@ -490,7 +500,7 @@ class ClusterModel(Model[ClusterState]):
                         RECOVERY,
                         local=(kind, what) in local,
                     ),
-                    s._replace(net=s.net.heal()),
+                    self.back_in_touch(s, s._replace(net=s.net.heal())),
                 )
             else:
                 yield (

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from leadercheck.checker.conform.bindings.base import Binding
 from leadercheck.checker.conform.harness import ModelStep, model_steps
 from leadercheck.checker.conform.run import Report, conform_trace
 from leadercheck.checker.conform.world import Timing
+from leadercheck.checker.model import Action
 from leadercheck.checker.protocols import built_in, load_catalogue
 from leadercheck.checker.render.trace_file import load_trace
 from leadercheck.checker.replay import replay
@@ -39,3 +43,28 @@ def conform(
 ) -> Report:
     name, params, steps = trace_steps(trace, protocol, model)
     return conform_trace(name, params, steps, system, timing or Timing(), trace_name=str(trace))
+
+
+def scheduled(
+    protocol: str,
+    params: dict[str, int],
+    plan: Sequence[tuple[str, str]],
+    system: str,
+    binding: Binding | None = None,
+) -> Report:
+    """A schedule of (action, actor) picked from the model's successors, made real (the
+    parameters not given at their defaults)."""
+    entry = built_in().lookup(protocol)
+    params = dict(entry.resolve({k: str(v) for k, v in params.items()}))
+    model = entry.build(params)
+    visited: list[Any] = [model.initial_states()[0]]
+    actions: list[Action] = []
+    for name, actor in plan:
+        found = [
+            (a, s) for a, s in model.successors(visited[-1]) if (a.name, a.actor) == (name, actor)
+        ]
+        assert found, f"the model offers no {name} by {actor} after {[str(a) for a in actions]}"
+        actions.append(found[0][0])
+        visited.append(found[0][1])
+    steps = model_steps(model, visited, actions)
+    return conform_trace(protocol, params, steps, system, Timing(), binding=binding)

@@ -174,3 +174,19 @@ def test_random_schedules_catch_the_unfenced_elector_and_keep_every_schedule(
     assert kept == record["kept"] and len(kept) >= record["schedules_run"]
     replayed = verify("replay", str(keep / kept[0]))
     assert replayed.exit_code == 0, replayed.output
+
+
+def test_a_system_without_user_clients_is_refused_in_one_line() -> None:
+    redlock = ROOT / "examples" / "counterexamples" / "redlock.json"
+    result = CliRunner().invoke(
+        main,
+        ["conform", str(redlock), "--model", str(ROOT / "examples" / "redlock.py"),
+         "--against", "redis", "--client", f"{sys.executable} {ELECTOR}"],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    line = result.stderr.strip()
+    assert line.startswith(
+        "error: --client: a client under test is not driven on redis (redlock) yet; it is on"
+        " lease-no-fencing on etcd, lease-fencing on etcd, lease-cas on postgres,"
+    ), line
+    assert "zookeeper-multi on zookeeper" in line and "\n" not in line

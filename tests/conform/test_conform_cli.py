@@ -52,6 +52,10 @@ def refused(result: Result, text: str) -> None:
             "lease-cas cannot take step 1 of the trace",
         ),
         (["missing.json", "--against", "etcd"], "missing.json"),
+        (
+            [str(LEASE), "--against", "etcd", "--partition", "sideways"],
+            "--partition 'sideways' is not one of 'reset', 'silent'",
+        ),
     ],
 )
 def test_bad_input_is_refused_in_one_line(args: list[str], text: str) -> None:

@@ -11,17 +11,14 @@ pause) and a SESSION_EXPIRED heard on reconnecting.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import pytest
 
 from leadercheck.checker.conform import servers
-from leadercheck.checker.conform.harness import model_steps
 from leadercheck.checker.conform.proxy import FaultProxy
-from leadercheck.checker.conform.run import Report, conform_trace
+from leadercheck.checker.conform.run import Report
 from leadercheck.checker.conform.world import Timing
-from leadercheck.checker.model import Action
-from leadercheck.checker.protocols import built_in
+from tests.conform import helpers
 from tests.conform.helpers import ROOT, conform
 
 TRACE = ROOT / "counterexamples" / "zookeeper.json"
@@ -44,19 +41,7 @@ def timeline(report: Report) -> str:
 
 
 def scheduled(protocol: str, params: dict[str, int], plan: Sequence[tuple[str, str]]) -> Report:
-    """A schedule of (action, actor) picked from the model's successors, made real."""
-    model = built_in().lookup(protocol).build(params)
-    visited: list[Any] = [model.initial_states()[0]]
-    actions: list[Action] = []
-    for name, actor in plan:
-        found = [
-            (a, s) for a, s in model.successors(visited[-1]) if (a.name, a.actor) == (name, actor)
-        ]
-        assert found, f"the model offers no {name} by {actor} after {[str(a) for a in actions]}"
-        actions.append(found[0][0])
-        visited.append(found[0][1])
-    steps = model_steps(model, visited, actions)
-    return conform_trace(protocol, params, steps, "zookeeper", Timing())
+    return helpers.scheduled(protocol, params, plan, "zookeeper")
 
 
 def test_stale_write_lands_without_fencing() -> None:

@@ -55,6 +55,10 @@ class Binding(ABC):
     user_clients: bool = False
     #: the user's own client program (`--client`), one process per node; None: ours
     client_command: list[str] | None = None
+    #: how a partition cuts a node's link (`--partition`): False resets every connection
+    #: at once; True holds every byte until the heal (a silent partition: nobody hears
+    #: anything until its own timeouts fire)
+    silent_cuts: bool = False
 
     def __init__(self, protocol: str, params: Mapping[str, int]) -> None:
         self.protocol = protocol
