@@ -26,6 +26,7 @@ from typing import Any
 
 from leadercheck.checker import files
 from leadercheck.checker.app.output import say, warn
+from leadercheck.checker.conform import clocks
 from leadercheck.checker.conform.bindings.base import Binding
 from leadercheck.checker.conform.harness import Entry, ModelStep, model_steps
 from leadercheck.checker.conform.report import (
@@ -167,6 +168,8 @@ def _binding(
 
     binding = binding_for(protocol, against, values)
     binding.check_timing(timing)
+    if binding.drifting_clocks:
+        clocks.require()  # libfaketime, before any server starts
     if client is not None:
         if not binding.user_clients:
             raise LeadercheckError(

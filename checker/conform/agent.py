@@ -22,7 +22,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -83,6 +83,7 @@ class Agent:
         log_dir: Path,
         start_timeout: float,
         command: Sequence[str] | None = None,
+        environment: Mapping[str, str] | None = None,
     ) -> None:
         self.name = name
         self.system = system
@@ -90,6 +91,8 @@ class Agent:
         #: the user's own client (`verify conform --client`), started with the node's name
         #: and configuration in its environment; None: this project's client for `system`
         self.command = None if command is None else list(command)
+        #: set in the process's environment besides the inherited one (a fake clock's)
+        self.environment = dict(environment or {})
         self.log_dir = log_dir
         self.start_timeout = start_timeout
         self.process: subprocess.Popen[str] | None = None
@@ -109,10 +112,10 @@ class Agent:
         self._generation += 1
         log = (self.log_dir / f"{self.name}.{self._generation}.log").open("w")
         argv = [sys.executable, "-m", __name__, self.system, json.dumps(self.config)]
-        env = None
+        env = {**os.environ, **self.environment} if self.environment else None
         if self.command is not None:
             argv = self.command
-            env = {**os.environ, "LEADERCHECK_NODE": self.name}
+            env = {**os.environ, **self.environment, "LEADERCHECK_NODE": self.name}
             env["LEADERCHECK_CONFIG"] = json.dumps(self.config, sort_keys=True)
         try:
             self.process = subprocess.Popen(

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
+from leadercheck.checker.conform import clocks
 from leadercheck.checker.conform.agent import Agent, NoAnswer
 from leadercheck.checker.conform.anomaly import (
     DOWN,
@@ -126,7 +127,7 @@ class Unsupported(LeadercheckError):
 
 def unsupported(binding: Binding, action: Action) -> str | None:
     """Why `action` cannot be made real with `binding`, or None if it can."""
-    harness_made = action.name in (*NODE_FAULTS, "partition", "heal", "tick")
+    harness_made = action.name in (*NODE_FAULTS, "partition", "heal", "tick", "drift")
     if harness_made and binding.calls(action) is None:
         if action.name not in binding.faults:
             return f"a {action.name} (not one of the faults {binding.system} makes real here)"
@@ -151,6 +152,7 @@ def start_agents(binding: Binding, world: World) -> None:
             world.log_dir,
             world.timing.start_timeout,
             binding.client_command,
+            world.clocks[node].environment() if node in world.clocks else None,
         )
         world.agents[node] = agent
         agent.start()
@@ -174,6 +176,15 @@ def perform(binding: Binding, world: World, action: Action) -> Performed:
         return Performed(f"{timing.tick:g} s of real time passed", "done")
     if action.name in NODE_FAULTS:
         return _node_fault(world.agents[action.actor], action.name)
+    if action.name == "drift":
+        clock = world.clocks[action.actor]
+        clock.lose(timing.tick)
+        return Performed(
+            f"{action.actor}'s clock set back {timing.tick:g} s (libfaketime): it reads"
+            f" {clock.behind:g} s behind real time",
+            "done",
+            True,
+        )
     if action.name == "partition":
         held = world.links[action.actor].cut(silent=binding.silent_cuts)
         how = (
@@ -289,7 +300,10 @@ def begin(binding: Binding, world: World) -> None:
     closes the world whatever happens (a client that fails to start included)."""
     binding.reset(world)
     world.open_links()
+    if binding.drifting_clocks:
+        world.open_clocks(clocks.require())
     start_agents(binding, world)
+    binding.initial_state(world)
     world.timing = renewals_allowed(world.timing, world.agents.values())
     world.started = time.monotonic()
 

@@ -120,7 +120,7 @@ class Coverage:
 Label = tuple[str, str, str | None, bool]  # name, actor, target, reply lost
 # The faults made by the harness; any other step with an effect is a call whose reply
 # the proxy lost.
-FAULT_STEPS = frozenset({*NODE_FAULTS, "partition", "heal"})
+FAULT_STEPS = frozenset({*NODE_FAULTS, "partition", "heal", "drift"})
 Path = tuple[Any, tuple[tuple[Action, Any], ...]]  # a model path: its start, then each step
 
 

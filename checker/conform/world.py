@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from leadercheck.checker.conform.agent import Agent
+from leadercheck.checker.conform.clocks import FakeClock
 from leadercheck.checker.conform.proxy import FaultProxy
 
 Facts = Mapping[str, str]
@@ -71,6 +72,7 @@ class World:
     extra: dict[str, Any] = field(default_factory=dict)  # a binding's own settings (a DSN)
     agents: dict[str, Agent] = field(default_factory=dict)
     links: dict[str, FaultProxy] = field(default_factory=dict)
+    clocks: dict[str, FakeClock] = field(default_factory=dict)  # nodes whose clocks drift
     started: float = field(default_factory=time.monotonic)
 
     def now(self) -> float:
@@ -81,6 +83,11 @@ class World:
         for k, name in enumerate(self.nodes):
             target = self.store[k % len(self.store)]
             self.links[name] = FaultProxy(target, name=f"{name}-store").start()
+
+    def open_clocks(self, lib: str) -> None:
+        """A clock file per node, each reading real time until a drift sets it back."""
+        for name in self.nodes:
+            self.clocks[name] = FakeClock(self.log_dir / f"{name}.clock", lib)
 
     def link_address(self, node: str) -> tuple[str, int]:
         proxy = self.links[node]
@@ -104,5 +111,6 @@ class World:
                     interrupted = True
         self.agents.clear()
         self.links.clear()
+        self.clocks.clear()
         if interrupted:
             raise KeyboardInterrupt

@@ -16,6 +16,7 @@ from leadercheck.checker.errors import LeadercheckError
 BINDINGS: Mapping[tuple[str, str], str] = {
     ("lease-no-fencing", "etcd"): "etcd:EtcdLease",
     ("lease-fencing", "etcd"): "etcd:EtcdLease",
+    ("lease-timing", "etcd"): "etcd:EtcdLeaseTiming",
     ("lease-cas", "postgres"): "postgres:PostgresLeaseRow",
     ("lease-blind-write", "postgres"): "postgres:PostgresLeaseRow",
     ("zookeeper", "zookeeper"): "zookeeper:ZooKeeperElection",

@@ -59,6 +59,9 @@ class Binding(ABC):
     #: at once; True holds every byte until the heal (a silent partition: nobody hears
     #: anything until its own timeouts fire)
     silent_cuts: bool = False
+    #: whether the model's `drift` step (a node's clock loses a tick) is made real: each
+    #: client process then runs on a clock the harness can set back (clocks.py)
+    drifting_clocks: bool = False
 
     def __init__(self, protocol: str, params: Mapping[str, int]) -> None:
         self.protocol = protocol
@@ -96,6 +99,10 @@ class Binding(ABC):
     @abstractmethod
     def reset(self, world: World) -> None:
         """Empty store and storage, as in the model's initial state (before every run)."""
+
+    def initial_state(self, world: World) -> None:  # noqa: B027 (most start empty)
+        """Once the clients run, before step 0: make real what the model's initial state
+        already holds beyond an empty store (nothing, but for a lease held from tick 0)."""
 
     @abstractmethod
     def calls(self, action: Action) -> list[str] | None:

@@ -1,4 +1,5 @@
-"""The lease protocols on a real 3-member etcd cluster (`lease-no-fencing`, `lease-fencing`).
+"""The lease protocols on a real 3-member etcd cluster (`lease-no-fencing`, `lease-fencing`,
+`lease-timing`).
 
 Each node's client (clients/etcd.py) reaches one member through its own fault proxy;
 acquire is a lease grant and then the put-if-absent transaction (a lost reply loses the
@@ -6,6 +7,11 @@ transaction's answer, after etcd applied it); renew is a keep-alive; the check b
 write is local, as in the model. The lease's TTL is the model's ttl in ticks, in real
 seconds (Timing). The fenced and the unfenced storage are the same log in etcd, written
 by one transaction that does or does not compare the token with the highest accepted.
+
+`lease-timing` is one lease term: n1 holds the lease from tick 0 (taken before step 0)
+and counts its own copy for `lease` ticks of its own clock, which libfaketime sets back a
+tick at each of the model's `drift` steps (clocks.py), so a slow clock is real: n1's
+check says it still leads after etcd let the lease go, as the model says.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from leadercheck.checker.conform.agent import NoAnswer
 from leadercheck.checker.conform.bindings.lease_facts import (
     LeaseBinding,
     TokenNumbers,
@@ -89,6 +96,37 @@ class EtcdLease(LeaseBinding):
         log = reader.get_prefix(keys.storage_log, sort_order="ascend", sort_target="create")
         accepted = [self.tokens.of(int(_text(value))) for value, _ in log]
         return {"store": store, "storage": storage_fact(accepted)}
+
+
+class EtcdLeaseTiming(EtcdLease):
+    """`lease-timing`: n1 holds the lease from tick 0, on a clock that drifts for real."""
+
+    faults = EtcdLease.faults | {"drift"}
+    drifting_clocks = True
+    user_clients = False  # its n1 never renews: the example elector's keep-alive would
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        return ("n1", "n2")  # the holder and the taker (models/lease_timing.py)
+
+    def client_config(self, world: World, node: str) -> dict[str, Any]:
+        lease = world.timing.ttl_seconds(int(self.params["lease"]))
+        return {**super().client_config(world, node), "lease_seconds": lease}
+
+    def initial_state(self, world: World) -> None:
+        """n1 takes the lease (token 1) now: the model's n1 holds it from tick 0."""
+        agent, wait = world.agents["n1"], world.timing.call_timeout
+        for op in ("grant", "acquire"):
+            try:
+                reply = agent.call(op, wait)
+            except NoAnswer:
+                reply = {"ok": False, "error": "no answer"}
+            if not reply.get("ok"):
+                raise LeadercheckError(
+                    f"etcd: n1 could not take the lease before step 0 ({op}: {reply.get('error')})"
+                )
+        if not (reply.get("result") or {}).get("granted"):
+            raise LeadercheckError("etcd: n1 could not take the lease before step 0 (refused)")
 
 
 def _text(value: Any) -> str:

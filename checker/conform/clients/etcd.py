@@ -53,6 +53,7 @@ class Client(LeaseHolder):
     def __init__(self, config: dict[str, Any]) -> None:
         self.name: str = config["name"]
         self.ttl_seconds = int(config["ttl_seconds"])
+        self.lease_seconds = float(config.get("lease_seconds", self.ttl_seconds))
         self.fencing = bool(config["fencing"])
         self.keys = Keys(config["prefix"])
         timeout = float(config.get("timeout", 2.0))

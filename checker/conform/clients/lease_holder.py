@@ -13,7 +13,8 @@ from typing import Any
 class LeaseHolder:
     """Mixed into a system's Client, which sets these in its constructor and its calls."""
 
-    ttl_seconds: float
+    ttl_seconds: float  # the lease the store grants
+    lease_seconds: float  # its own copy, counted on its own clock (usually the TTL)
     token: int
     acquired_at: float
     pending: int
@@ -21,12 +22,12 @@ class LeaseHolder:
     def op_belief(self) -> dict[str, Any]:
         """Read only, asked after every step: does it believe it leads, and under which
         token (its lease's time has not run out on its own clock)."""
-        left = self.ttl_seconds - (time.monotonic() - self.acquired_at)
+        left = self.lease_seconds - (time.monotonic() - self.acquired_at)
         leads = bool(self.token) and left > 0
         return {"leader": leads, "token": self.token if leads else None}
 
     def op_check(self) -> dict[str, Any]:
         """Local: the node decides to write with the token it believes it holds."""
-        left = self.ttl_seconds - (time.monotonic() - self.acquired_at)
+        left = self.lease_seconds - (time.monotonic() - self.acquired_at)
         self.pending = self.token
         return {"token": self.token, "believes_leader": bool(self.token) and left > 0}

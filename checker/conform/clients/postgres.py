@@ -102,6 +102,7 @@ class Client(LeaseHolder):
         self.store_at = {"host": config["store"][0], "port": int(config["store"][1])}
         self.schema: str = config["schema"]
         self.ttl_seconds = float(config["ttl_seconds"])
+        self.lease_seconds = float(config.get("lease_seconds", self.ttl_seconds))
         self.blind = bool(config["blind"])
         self.timeout = float(config.get("timeout", 2.0))
         self.store: psycopg.Connection[Any] | None = None
