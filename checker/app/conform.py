@@ -46,6 +46,12 @@ from leadercheck.checker.errors import LeadercheckError
             "(every byte held until the heal: nobody hears until its own timeouts fire).",
         ),
         Once(
+            ["--kill-member"], metavar="ROLE[@STEP]",
+            help="With a trace on etcd: SIGKILL one member of the 3-member cluster, its Raft "
+            "leader or a follower, before step STEP (default 1), a fault outside the model, "
+            "whose store is the majority left; the member stays down.",
+        ),
+        Once(
             ["--endpoint"], metavar="HOST:PORT[,...]",
             help="Servers already running (left running); default: fresh ones on loopback.",
         ),
@@ -110,6 +116,7 @@ def conform_command(
     model_spec: str | None,
     client: str | None,
     partition_style: str,
+    kill_member: str | None,
     endpoint: str | None,
     tick: float,
     settle: float | None,
@@ -139,10 +146,12 @@ def conform_command(
             raise LeadercheckError("--keep is for --random: a trace is already a file")
         return conform_runs.trace_run(
             trace_file, protocol_name, model_spec, system, endpoint, timing, as_json,
-            timeline, html_dir, command, partition_style == "silent",
+            timeline, html_dir, command, partition_style == "silent", kill_member,
         )  # fmt: skip
     if trace_file is not None:
         raise LeadercheckError("give a TRACE.json or --random N, not both")
+    if kill_member is not None:
+        raise LeadercheckError("--kill-member is for a trace: it names the step to kill before")
     if html_dir is not None:
         raise LeadercheckError("--html is for a trace; --random writes --timeline")
     return conform_runs.random_run(

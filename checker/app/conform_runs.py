@@ -111,6 +111,7 @@ def trace_run(
     html_dir: Path | None,
     client: list[str] | None = None,
     silent_cuts: bool = False,
+    kill_member: str | None = None,
 ) -> int:
     """A saved trace on the real system: the exit code."""
     from leadercheck.checker.app.traces import replayed_trace  # noqa: PLC0415
@@ -127,6 +128,8 @@ def trace_run(
     actions = [s.replayed for s in replayed.steps if s.replayed is not None]
     steps = model_steps(model, replayed.visited, actions)
     binding, timing = _binding(target.name, against, values, timing, client, silent_cuts)
+    if kill_member is not None:
+        binding.member_kill = member_kill_of(kill_member, against, endpoint, len(actions))
     check_outputs(timeline, html_dir, endpoint, binding)
     echo = _printer(as_json)
     shown: list[dict[str, Any]] = []
@@ -179,6 +182,28 @@ def _binding(
         binding.client_command = client
     binding.silent_cuts = silent_cuts
     return binding, binding.settled(timing)
+
+
+def member_kill_of(text: str, against: str, endpoint: str | None, steps: int) -> tuple[str, int]:
+    """--kill-member ROLE[@STEP], checked before any server starts: (role, step)."""
+    from leadercheck.checker.conform.servers import MEMBER_ROLES  # noqa: PLC0415
+
+    if against != "etcd":
+        raise LeadercheckError(
+            f"--kill-member: {against} runs here as one server (or independent ones);"
+            " only etcd's cluster has a member to lose"
+        )
+    if endpoint is not None:
+        raise LeadercheckError("--kill-member kills a member started here, not one of --endpoint's")
+    role, _, at = text.partition("@")
+    if role not in MEMBER_ROLES:
+        raise LeadercheckError(f"--kill-member {text[:40]!r}: give leader or follower, then @STEP")
+    step = int(at) if at.isascii() and at.isdigit() else (1 if not at else 0)
+    if not 1 <= step <= steps:
+        raise LeadercheckError(
+            f"--kill-member {text[:40]!r}: the step is one of the trace's, 1 to {steps}"
+        )
+    return role, step
 
 
 def client_command(text: str) -> list[str]:

@@ -201,6 +201,19 @@ def perform(binding: Binding, world: World, action: Action) -> Performed:
     return _call(binding, world, action)
 
 
+def _member_kill(binding: Binding, world: World, index: int) -> str:
+    """Before step `index`, the store member `--kill-member` asks for is SIGKILLed (if this
+    is its step); the words the timeline puts before the step's own event."""
+    if binding.member_kill is None or binding.member_kill[1] != index:
+        return ""
+    role = binding.member_kill[0]
+    name = world.server.kill_member(role)
+    return (
+        f"[{binding.system} member {name}, its Raft {role}, SIGKILLed outside the model,"
+        " whose store is the majority left] "
+    )
+
+
 def _node_fault(agent: Agent, fault: str) -> Performed:
     """A pause, resume, crash or restart of one node's client process. A pause stops what
     the client does between calls (a keep-alive thread, a session's heartbeats); a client
@@ -300,6 +313,8 @@ def begin(binding: Binding, world: World) -> None:
     closes the world whatever happens (a client that fails to start included)."""
     binding.reset(world)
     world.open_links()
+    if binding.member_kill is not None:
+        world.open_storage_link()
     if binding.drifting_clocks:
         world.open_clocks(clocks.require())
     start_agents(binding, world)
@@ -371,7 +386,9 @@ def run_trace(
         for step in steps[1:] if result.entries[-1].matches else ():
             assert step.action is not None
             with talking_to(system, where, f"step {step.index}: {step.action}"):
+                killed = _member_kill(binding, world, step.index)
                 real, outcome, effect = perform(binding, world, step.action)
+                real = killed + real
             expected = expected_facts(binding, before, step)
             state_facts = {k: v for k, v in expected.items() if k != "call"}
             with talking_to(system, where, f"reading the facts after step {step.index}"):

@@ -36,6 +36,7 @@ class Running:
     endpoints: list[Address]
     version: str
     extra: dict[str, Any]
+    server: Any = None  # the servers started here (None: the user's, which are left alone)
 
 
 #: a host name or an IPv4 address (the clients build their URLs and host strings as
@@ -81,7 +82,7 @@ def running_servers(system: str, endpoint: str | None) -> Iterator[Running]:
         server = servers.start(system)
         with server:
             extra = {"dsn": server.dsn} if system == "postgres" else {}  # type: ignore[attr-defined]
-            yield Running(list(server.endpoints), server.version, extra)
+            yield Running(list(server.endpoints), server.version, extra, server)
     except servers.ServerError as exc:
         raise LeadercheckError(f"{system} did not start: {exc}".splitlines()[0]) from None
 
@@ -108,6 +109,7 @@ def world_for(binding: Binding, running: Running, timing: Timing, log_dir: Path)
         running.endpoints,
         log_dir,
         extra=dict(running.extra),
+        server=running.server,
     )
 
 

@@ -318,6 +318,24 @@ def _etcd_healthy(port: int) -> bool:
     return isinstance(body, dict) and body.get("health") == "true"
 
 
+def _etcd_status(port: int) -> tuple[str, str] | None:
+    """(this member's id, the leader's id as this member sees it), or None if it does not say."""
+    request = urllib.request.Request(
+        f"http://{HOST}:{port}/v3/maintenance/status", data=b"{}", method="POST"
+    )
+    try:
+        with _NO_PROXY.open(request, timeout=1.0) as response:
+            body = json.loads(response.read() or b"{}")
+    except (OSError, ValueError, urllib.error.URLError):
+        return None
+    if not isinstance(body, dict) or not isinstance(body.get("header"), dict):
+        return None
+    return str(body["header"].get("member_id", "")), str(body.get("leader", ""))
+
+
+MEMBER_ROLES = ("leader", "follower")
+
+
 class EtcdCluster(Server):
     """An etcd cluster of `members` on loopback, with fast timing (50 ms heartbeats, 500 ms
     election timeout) so leases of 1 s are honoured: etcd's minimum lease TTL is 1.5
@@ -354,6 +372,35 @@ class EtcdCluster(Server):
         self.members = members
         self._etcd = etcd
         self.client_urls: list[str] = []
+        self.member_names: list[str] = []
+
+    def kill_member(self, role: str) -> str:
+        """SIGKILL one member, the Raft leader or a follower (the last one), as the cluster
+        sees it now; returns its name once it has exited. The others keep a majority of
+        three, so the cluster goes on; the killed one stays down until the cluster stops."""
+        if role not in MEMBER_ROLES:
+            raise ValueError(f"a member's role is one of {MEMBER_ROLES}, not {role!r}")
+        procs = self._resources.procs
+        ids: dict[str, int] = {}
+        leader = ""
+        deadline = time.monotonic() + 5.0
+        while time.monotonic() < deadline and (len(ids) < self.members or not leader):
+            for k, (_, port) in enumerate(self.endpoints):
+                status = _etcd_status(port) if procs[k].poll() is None else None
+                if status is not None:
+                    ids[status[0]] = k
+                    leader = status[1] if status[1] != "0" else leader
+            if len(ids) < self.members or not leader:
+                time.sleep(POLL_SECONDS)
+        if leader not in ids:
+            raise ServerError("etcd: no member said which one leads within 5 s")
+        if role == "leader":
+            k = ids[leader]
+        else:
+            k = max(i for i in ids.values() if i != ids[leader])
+        procs[k].kill()
+        procs[k].wait(timeout=5)
+        return self.member_names[k]
 
     def _start(self) -> None:
         etcd = self._etcd or shutil.which("etcd")
@@ -386,6 +433,7 @@ class EtcdCluster(Server):
             ]  # fmt: skip
             procs.append(self._spawn(name, argv, env=env))
             self.client_urls.append(client_url)
+            self.member_names.append(name)
             self.endpoints.append((HOST, port))
             if len(procs) < self.members:
                 serving = functools.partial(_etcd_peer_serving, peer_port)

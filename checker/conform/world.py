@@ -73,6 +73,7 @@ class World:
     agents: dict[str, Agent] = field(default_factory=dict)
     links: dict[str, FaultProxy] = field(default_factory=dict)
     clocks: dict[str, FakeClock] = field(default_factory=dict)  # nodes whose clocks drift
+    server: Any = None  # the servers started for the run (None: the user's --endpoint)
     started: float = field(default_factory=time.monotonic)
 
     def now(self) -> float:
@@ -80,9 +81,19 @@ class World:
         return round(time.monotonic() - self.started, 3)
 
     def open_links(self) -> None:
+        """A proxy per node to its own member of the store first, the others after it (a
+        new connection goes on to the next when a member is down, as clients fail over)."""
         for k, name in enumerate(self.nodes):
-            target = self.store[k % len(self.store)]
-            self.links[name] = FaultProxy(target, name=f"{name}-store").start()
+            first = k % len(self.store)
+            targets = self.store[first:] + self.store[:first]
+            self.links[name] = FaultProxy(targets, name=f"{name}-store").start()
+
+    def open_storage_link(self) -> None:
+        """The storage reached through a proxy that is never cut and goes on to the next
+        member when one is down (a run that kills a store member: the storage stays up)."""
+        proxy = FaultProxy(list(self.storage), name="storage").start()
+        self.links["storage"] = proxy  # closed with the others
+        self.storage = [("127.0.0.1", proxy.port)]
 
     def open_clocks(self, lib: str) -> None:
         """A clock file per node, each reading real time until a drift sets it back."""

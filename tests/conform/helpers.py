@@ -6,6 +6,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from click.testing import CliRunner, Result
+
+from leadercheck.checker.app.main import main
 from leadercheck.checker.conform.bindings.base import Binding
 from leadercheck.checker.conform.harness import ModelStep, model_steps
 from leadercheck.checker.conform.run import Report, conform_trace
@@ -68,3 +71,8 @@ def scheduled(
         visited.append(found[0][1])
     steps = model_steps(model, visited, actions)
     return conform_trace(protocol, params, steps, system, Timing(), binding=binding)
+
+
+def verify(*args: str) -> Result:
+    """`verify ARGS...` in this process, its exit code and output kept."""
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)

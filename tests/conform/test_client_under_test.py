@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 from leadercheck.checker.app.main import main
 from leadercheck.checker.conform import servers
@@ -22,7 +22,7 @@ from leadercheck.checker.conform.bindings import binding_for
 from leadercheck.checker.conform.report import to_record
 from leadercheck.checker.conform.run import conform_trace
 from leadercheck.checker.conform.world import Timing
-from tests.conform.helpers import ROOT, trace_steps
+from tests.conform.helpers import ROOT, trace_steps, verify
 
 pytestmark = [
     pytest.mark.conform,
@@ -37,10 +37,6 @@ MISBEHAVING = Path(__file__).parent / "clients" / "misbehaving.py"
 
 def elector(variant: str) -> str:
     return f"{sys.executable} {ELECTOR} --variant {variant}"
-
-
-def verify(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 def test_the_unfenced_elector_is_caught_by_the_counterexample(tmp_path: Path) -> None:

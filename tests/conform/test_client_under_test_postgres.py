@@ -9,16 +9,14 @@ import json
 import sys
 
 import pytest
-from click.testing import CliRunner, Result
 
-from leadercheck.checker.app.main import main
 from leadercheck.checker.conform import servers
 from leadercheck.checker.conform.agent import Agent
 from leadercheck.checker.conform.bindings import binding_for
 from leadercheck.checker.conform.report import to_record
 from leadercheck.checker.conform.run import conform_trace
 from leadercheck.checker.conform.world import Timing
-from tests.conform.helpers import ROOT, trace_steps
+from tests.conform.helpers import ROOT, trace_steps, verify
 
 pytestmark = [
     pytest.mark.conform,
@@ -33,10 +31,6 @@ ELECTOR = ROOT / "examples" / "clients" / "postgres_elector.py"
 
 def elector(variant: str) -> str:
     return f"{sys.executable} {ELECTOR} --variant {variant}"
-
-
-def verify(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 def test_the_blind_update_is_caught_by_the_counterexample() -> None:

@@ -10,11 +10,9 @@ import json
 import sys
 
 import pytest
-from click.testing import CliRunner, Result
 
-from leadercheck.checker.app.main import main
 from leadercheck.checker.conform import servers
-from tests.conform.helpers import ROOT, conform
+from tests.conform.helpers import ROOT, conform, verify
 
 pytestmark = [
     pytest.mark.conform,
@@ -28,10 +26,6 @@ ELECTOR = ROOT / "examples" / "clients" / "zookeeper_elector.py"
 
 def elector(variant: str) -> str:
     return f"{sys.executable} {ELECTOR} --variant {variant}"
-
-
-def verify(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 def test_zookeeper_itself_refuses_the_expired_leaders_write() -> None:

@@ -10,21 +10,16 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
-from leadercheck.checker.app.main import main
 from leadercheck.checker.conform import clocks, servers
 from leadercheck.checker.conform.clocks import FakeClock
+from tests.conform.helpers import verify
 
 TRACE = Path(__file__).parent / "traces" / "lease-timing-slow-clock.json"
 needs_etcd = pytest.mark.skipif(
     servers.available("etcd") is not None, reason=str(servers.available("etcd"))
 )
 needs_faketime = pytest.mark.skipif(clocks.library() is None, reason="libfaketime not installed")
-
-
-def verify(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 @pytest.mark.conform

@@ -6,20 +6,16 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from leadercheck.checker.app.main import main
 from leadercheck.checker.conform.bindings import BINDINGS, binding_for
 from leadercheck.checker.conform.harness import unsupported
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import Action
+from tests.conform.helpers import verify
 
 ROOT = Path(__file__).resolve().parents[2]
 LEASE = ROOT / "counterexamples" / "lease-no-fencing.json"
-
-
-def verify(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 def refused(result: Result, text: str) -> None:
@@ -56,6 +52,32 @@ def refused(result: Result, text: str) -> None:
             [str(LEASE), "--against", "etcd", "--partition", "sideways"],
             "--partition 'sideways' is not one of 'reset', 'silent'",
         ),
+        (
+            [
+                str(ROOT / "counterexamples" / "zookeeper.json"),
+                "--against",
+                "zookeeper",
+                "--kill-member",
+                "leader",
+            ],
+            "--kill-member: zookeeper runs here as one server",
+        ),
+        ([str(LEASE), "--against", "etcd", "--kill-member", "boss"], "give leader or follower"),
+        ([str(LEASE), "--against", "etcd", "--kill-member", "leader@11"], "1 to 10"),
+        ([str(LEASE), "--against", "etcd", "--kill-member", "leader@x"], "1 to 10"),
+        (
+            [
+                str(LEASE),
+                "--against",
+                "etcd",
+                "--kill-member",
+                "leader",
+                "--endpoint",
+                "127.0.0.1:2379",
+            ],
+            "not one of --endpoint's",
+        ),
+        (["--against", "etcd", "--random", "2", "--kill-member", "leader"], "is for a trace"),
     ],
 )
 def test_bad_input_is_refused_in_one_line(args: list[str], text: str) -> None:

@@ -16,23 +16,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from leadercheck.checker.app.main import main
 from leadercheck.checker.conform import random_walks as walks_module
 from leadercheck.checker.conform import servers
 from leadercheck.checker.conform.failures import SystemFailure, probe, reason, talking_to
 from leadercheck.checker.conform.harness import Conformance, Entry
 from leadercheck.checker.errors import LeadercheckError
+from tests.conform.helpers import verify
 
 ROOT = Path(__file__).resolve().parents[2]
 LEASE = ROOT / "counterexamples" / "lease-no-fencing.json"
 CLOSED = "127.0.0.1:1"
 REDLOCK = str(ROOT / "examples" / "redlock.py")
-
-
-def verify(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 def one_line_error(result: Result, *texts: str) -> str:

@@ -13,12 +13,10 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
-from leadercheck.checker.app.main import main
 from leadercheck.checker.conform import servers
 from leadercheck.checker.conform.world import Timing
-from tests.conform.helpers import ROOT, conform
+from tests.conform.helpers import ROOT, conform, verify
 
 pytestmark = [
     pytest.mark.conform,
@@ -27,10 +25,6 @@ pytestmark = [
     ),
 ]
 LEASE = ROOT / "counterexamples" / "lease-no-fencing.json"
-
-
-def verify(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 def test_the_stale_write_lands_in_real_etcd_without_fencing(tmp_path: Path) -> None:
