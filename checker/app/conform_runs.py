@@ -176,7 +176,7 @@ def _binding(
     if client is not None:
         if not binding.user_clients:
             raise LeadercheckError(
-                f"--client: a client under test is not driven on {against} ({protocol}) yet;"
+                f"--client: a client under test is not driven on {against} ({protocol});"
                 f" it is on {', '.join(user_client_protocols())}"
             )
         binding.client_command = client

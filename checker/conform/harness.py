@@ -151,7 +151,7 @@ def start_agents(binding: Binding, world: World) -> None:
             binding.client_config(world, node),
             world.log_dir,
             world.timing.start_timeout,
-            binding.client_command,
+            None if node in binding.harness_nodes else binding.client_command,
             world.clocks[node].environment() if node in world.clocks else None,
         )
         world.agents[node] = agent

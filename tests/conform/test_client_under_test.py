@@ -172,17 +172,18 @@ def test_random_schedules_catch_the_unfenced_elector_and_keep_every_schedule(
     assert replayed.exit_code == 0, replayed.output
 
 
-def test_a_system_without_user_clients_is_refused_in_one_line() -> None:
-    redlock = ROOT / "examples" / "counterexamples" / "redlock.json"
-    result = CliRunner().invoke(
-        main,
-        ["conform", str(redlock), "--model", str(ROOT / "examples" / "redlock.py"),
-         "--against", "redis", "--client", f"{sys.executable} {ELECTOR}"],
-    )  # fmt: skip
+def test_a_protocol_without_user_clients_is_refused_in_one_line() -> None:
+    """lease-timing's n1 holds one lease and never renews: a client under test (whose
+    keep-alive would renew it) is not driven on it."""
+    slow_clock = ROOT / "tests" / "conform" / "traces" / "lease-timing-slow-clock.json"
+    result = verify(
+        "conform", str(slow_clock), "--against", "etcd", "--client", f"{sys.executable} {ELECTOR}"
+    )
     assert result.exit_code == 2, result.output
     line = result.stderr.strip()
     assert line.startswith(
-        "error: --client: a client under test is not driven on redis (redlock) yet; it is on"
+        "error: --client: a client under test is not driven on etcd (lease-timing); it is on"
         " lease-no-fencing on etcd, lease-fencing on etcd, lease-cas on postgres,"
     ), line
-    assert "zookeeper-multi on zookeeper" in line and "\n" not in line
+    assert "zookeeper-multi on zookeeper" in line and "redlock on redis" in line
+    assert "\n" not in line

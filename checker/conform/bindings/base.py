@@ -55,6 +55,9 @@ class Binding(ABC):
     user_clients: bool = False
     #: the user's own client program (`--client`), one process per node; None: ours
     client_command: list[str] | None = None
+    #: processes the harness starts like nodes but that are no model node (Redis's clock
+    #: process): they always run this project's client, whatever `--client` says
+    harness_nodes: tuple[str, ...] = ()
     #: how a partition cuts a node's link (`--partition`): False resets every connection
     #: at once; True holds every byte until the heal (a silent partition: nobody hears
     #: anything until its own timeouts fire)

@@ -87,6 +87,8 @@ class Redlock(Binding):
     #: "clock jump" is made real by the binding's own op (jump_<M>), the rest by the harness
     faults = frozenset({"pause", "resume", "tick", "clock jump"})
     endpoints = len(MASTERS)  # the five masters, in order A..E; the storage is on A
+    user_clients = True  # n1 and n2 (the clock process is always the harness's own)
+    harness_nodes = (CLOCK,)
 
     def __init__(self, protocol: str, params: Mapping[str, int]) -> None:
         super().__init__(protocol, params)
@@ -111,6 +113,10 @@ class Redlock(Binding):
             "ttl_ms": max(1, math.ceil(ttl_ms)),
             "drift_ms": round(int(self.params["drift"]) * world.timing.tick * 1000),
             "prefix": self.prefix,
+            # where a client under test keeps what the harness reads (the README's protocol)
+            "lock_key": Keys(self.prefix).lock,
+            "storage_log_key": Keys(self.prefix).storage_log,
+            "epoch_key": Keys(self.prefix).ghost,
             "timeout": world.timing.call_timeout / 2,
         }
 
