@@ -52,6 +52,12 @@ from leadercheck.checker.errors import LeadercheckError
             "whose store is the majority left; the member stays down.",
         ),
         Once(
+            ["--cut-member"], metavar="ROLE[@STEP]",
+            help="With a trace on etcd: cut one member, its Raft leader or a follower, off "
+            "from its peers before step STEP (default 1), while it still serves its clients; "
+            "a fault outside the model. The cut lasts.",
+        ),
+        Once(
             ["--endpoint"], metavar="HOST:PORT[,...]",
             help="Servers already running (left running); default: fresh ones on loopback.",
         ),
@@ -117,6 +123,7 @@ def conform_command(
     client: str | None,
     partition_style: str,
     kill_member: str | None,
+    cut_member: str | None,
     endpoint: str | None,
     tick: float,
     settle: float | None,
@@ -137,6 +144,13 @@ def conform_command(
 
     timing = conform_runs.timing_of(tick, settle, ttl_scale)
     command = None if client is None else conform_runs.client_command(client)
+    if kill_member is not None and cut_member is not None:
+        raise LeadercheckError("give --kill-member or --cut-member, not both")
+    member_fault = (
+        ("--kill-member", kill_member) if kill_member is not None
+        else ("--cut-member", cut_member) if cut_member is not None
+        else None
+    )  # fmt: skip
     if schedules is None:
         if trace_file is None:
             raise LeadercheckError("conform needs a TRACE.json, or --random N")
@@ -146,12 +160,14 @@ def conform_command(
             raise LeadercheckError("--keep is for --random: a trace is already a file")
         return conform_runs.trace_run(
             trace_file, protocol_name, model_spec, system, endpoint, timing, as_json,
-            timeline, html_dir, command, partition_style == "silent", kill_member,
+            timeline, html_dir, command, partition_style == "silent", member_fault,
         )  # fmt: skip
     if trace_file is not None:
         raise LeadercheckError("give a TRACE.json or --random N, not both")
-    if kill_member is not None:
-        raise LeadercheckError("--kill-member is for a trace: it names the step to kill before")
+    if member_fault is not None:
+        raise LeadercheckError(
+            f"{member_fault[0]} is for a trace: it names the step it comes before"
+        )
     if html_dir is not None:
         raise LeadercheckError("--html is for a trace; --random writes --timeline")
     return conform_runs.random_run(

@@ -111,7 +111,7 @@ def trace_run(
     html_dir: Path | None,
     client: list[str] | None = None,
     silent_cuts: bool = False,
-    kill_member: str | None = None,
+    member_fault: tuple[str, str] | None = None,
 ) -> int:
     """A saved trace on the real system: the exit code."""
     from leadercheck.checker.app.traces import replayed_trace  # noqa: PLC0415
@@ -128,8 +128,8 @@ def trace_run(
     actions = [s.replayed for s in replayed.steps if s.replayed is not None]
     steps = model_steps(model, replayed.visited, actions)
     binding, timing = _binding(target.name, against, values, timing, client, silent_cuts)
-    if kill_member is not None:
-        binding.member_kill = member_kill_of(kill_member, against, endpoint, len(actions))
+    if member_fault is not None:
+        binding.member_fault = member_fault_of(*member_fault, against, endpoint, len(actions))
     check_outputs(timeline, html_dir, endpoint, binding)
     echo = _printer(as_json)
     shown: list[dict[str, Any]] = []
@@ -184,26 +184,29 @@ def _binding(
     return binding, binding.settled(timing)
 
 
-def member_kill_of(text: str, against: str, endpoint: str | None, steps: int) -> tuple[str, int]:
-    """--kill-member ROLE[@STEP], checked before any server starts: (role, step)."""
+def member_fault_of(
+    option: str, text: str, against: str, endpoint: str | None, steps: int
+) -> tuple[str, str, int]:
+    """--kill-member or --cut-member ROLE[@STEP], checked before any server starts:
+    ("kill" or "cut", role, step)."""
     from leadercheck.checker.conform.servers import MEMBER_ROLES  # noqa: PLC0415
 
     if against != "etcd":
         raise LeadercheckError(
-            f"--kill-member: {against} runs here as one server (or independent ones);"
+            f"{option}: {against} runs here as one server (or independent ones);"
             " only etcd's cluster has a member to lose"
         )
     if endpoint is not None:
-        raise LeadercheckError("--kill-member kills a member started here, not one of --endpoint's")
+        raise LeadercheckError(f"{option} acts on a member started here, not on --endpoint's")
     role, _, at = text.partition("@")
     if role not in MEMBER_ROLES:
-        raise LeadercheckError(f"--kill-member {text[:40]!r}: give leader or follower, then @STEP")
+        raise LeadercheckError(f"{option} {text[:40]!r}: give leader or follower, then @STEP")
     step = int(at) if at.isascii() and at.isdigit() else (1 if not at else 0)
     if not 1 <= step <= steps:
         raise LeadercheckError(
-            f"--kill-member {text[:40]!r}: the step is one of the trace's, 1 to {steps}"
+            f"{option} {text[:40]!r}: the step is one of the trace's, 1 to {steps}"
         )
-    return role, step
+    return option.removeprefix("--").removesuffix("-member"), role, step
 
 
 def client_command(text: str) -> list[str]:

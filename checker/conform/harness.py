@@ -201,16 +201,27 @@ def perform(binding: Binding, world: World, action: Action) -> Performed:
     return _call(binding, world, action)
 
 
-def _member_kill(binding: Binding, world: World, index: int) -> str:
-    """Before step `index`, the store member `--kill-member` asks for is SIGKILLed (if this
-    is its step); the words the timeline puts before the step's own event."""
-    if binding.member_kill is None or binding.member_kill[1] != index:
+def _member_fault(binding: Binding, world: World, index: int) -> str:
+    """Before step `index`, the store member `--kill-member` or `--cut-member` names is
+    SIGKILLed or cut off from its peers (if this is its step); the words the timeline puts
+    before the step's own event."""
+    if binding.member_fault is None or binding.member_fault[2] != index:
         return ""
-    role = binding.member_kill[0]
-    name = world.server.kill_member(role)
+    kind, role, _ = binding.member_fault
+    world.server.election_seconds = None
+    if kind == "kill":
+        name = world.server.kill_member(role)
+        done = "SIGKILLed"
+    else:
+        name = world.server.isolate_member(role)
+        done = "cut off from its peers (it still serves its clients)"
+        # the facts are read from the majority: the cut member cannot answer a read
+        world.links["storage"].avoid(world.server.endpoints[world.server.member_names.index(name)])
+    took = world.server.election_seconds
+    elected = "" if took is None else f"; the others elected a new leader in {took:g} s"
     return (
-        f"[{binding.system} member {name}, its Raft {role}, SIGKILLed outside the model,"
-        " whose store is the majority left] "
+        f"[{binding.system} member {name}, its Raft {role}, {done} outside the model,"
+        f" whose store is the majority left{elected}] "
     )
 
 
@@ -313,7 +324,7 @@ def begin(binding: Binding, world: World) -> None:
     closes the world whatever happens (a client that fails to start included)."""
     binding.reset(world)
     world.open_links()
-    if binding.member_kill is not None:
+    if binding.member_fault is not None:
         world.open_storage_link()
     if binding.drifting_clocks:
         world.open_clocks(clocks.require())
@@ -386,9 +397,9 @@ def run_trace(
         for step in steps[1:] if result.entries[-1].matches else ():
             assert step.action is not None
             with talking_to(system, where, f"step {step.index}: {step.action}"):
-                killed = _member_kill(binding, world, step.index)
+                befell = _member_fault(binding, world, step.index)
                 real, outcome, effect = perform(binding, world, step.action)
-                real = killed + real
+                real = befell + real
             expected = expected_facts(binding, before, step)
             state_facts = {k: v for k, v in expected.items() if k != "call"}
             with talking_to(system, where, f"reading the facts after step {step.index}"):

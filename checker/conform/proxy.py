@@ -78,6 +78,8 @@ class _Connection:
         self.closed = False
         self.reset = False  # close with RST (a fault) rather than FIN (a side closed)
         self.lost_bytes: int | None = None
+        self.dialer: str | None = None  # who made it, where the proxy was told (shun)
+        self.target: Address | None = None  # the server it reached
         _tune(client)
 
     def start(self) -> None:
@@ -137,6 +139,7 @@ class _Connection:
                 errors.append(f"{target[0]}:{target[1]} {error.strerror or error}")
                 continue
             _tune(server)
+            self.target = target
             return server
         self.reset = True
         self.proxy._record(f"connection {self.number}: no target accepted ({'; '.join(errors)})")
@@ -207,7 +210,12 @@ class FaultProxy:
 
     `events` is a list of (time.monotonic(), text) of what the proxy did, in order."""
 
-    def __init__(self, target: Address | list[Address], name: str = "") -> None:
+    def __init__(
+        self,
+        target: Address | list[Address],
+        name: str = "",
+        dialer_of: Callable[[socket.socket], str | None] | None = None,
+    ) -> None:
         targets = [target] if isinstance(target, tuple) else list(target)
         if not targets:
             raise ValueError("FaultProxy needs at least one target")
@@ -224,6 +232,9 @@ class FaultProxy:
         self._armed = False
         self._reply_lost = threading.Event()
         self._conns: set[_Connection] = set()
+        #: who dialed each connection (a cluster member's name), for `shun`; None: not asked
+        self._dialer_of = dialer_of
+        self._shunned: set[str] = set()
         self._threads: list[threading.Thread] = []
         self._acceptor: threading.Thread | None = None
         self._accepted = 0
@@ -311,9 +322,39 @@ class FaultProxy:
         self._record(f"cut: {_count(len(conns))} closed")
         return len(conns)
 
+    def shun(self, dialer: str) -> int:
+        """Cut only the connections `dialer` made (reset at once) and refuse its new ones,
+        until heal(); the others pass. Needs `dialer_of`. Returns how many were open."""
+        with self._lock:
+            self._shunned.add(dialer)
+            unknown = [c for c in self._conns if c.dialer is None]
+        for conn in unknown:  # admitted before its maker could be told: ask again
+            if self._dialer_of is not None:
+                conn.dialer = self._dialer_of(conn.client)
+        with self._lock:
+            conns = [c for c in self._conns if c.dialer == dialer]
+        for conn in conns:
+            conn.abort()
+        self._record(f"shunned {dialer}: {_count(len(conns))} closed")
+        return len(conns)
+
+    def avoid(self, target: Address) -> int:
+        """Stop using `target` (a server that accepts but cannot answer, say a member cut
+        off from its cluster): new connections go to the others, and the ones open to it
+        are reset, so their clients reconnect. Returns how many were reset."""
+        with self._lock:
+            if target in self.targets and len(self.targets) > 1:
+                self.targets = [t for t in self.targets if t != target]
+            conns = [c for c in self._conns if c.target == target]
+        for conn in conns:
+            conn.abort()
+        self._record(f"avoids {target[0]}:{target[1]}: {_count(len(conns))} reset")
+        return len(conns)
+
     def heal(self) -> None:
         """Let bytes and new connections pass again."""
         with self._lock:
+            self._shunned.clear()
             self._cut = False
             self._silent = False
             self._flowing.set()
@@ -388,17 +429,25 @@ class FaultProxy:
             self._listener.close()
 
     def _admit(self, client: socket.socket) -> None:
+        dialer = None if self._dialer_of is None else self._dialer_of(client)
         with self._lock:
             refused = self._cut and not self._silent  # a silent cut holds new ones instead
+            shunned = dialer is not None and dialer in self._shunned
+            refused = refused or shunned
             admitted = not (refused or self._stop.is_set())
             if admitted:
                 self._accepted += 1
                 conn = _Connection(self, client, self._accepted)
+                conn.dialer = dialer
                 self._conns.add(conn)
         if not admitted:
             _reset_close(client)
             if refused:
-                self._record("refused a connection while cut")
+                self._record(
+                    f"refused {dialer}'s connection"
+                    if shunned
+                    else "refused a connection while cut"
+                )
             return
         conn.start()
 

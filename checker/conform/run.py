@@ -63,7 +63,7 @@ def parse_endpoints(text: str) -> list[Address]:
 
 
 @contextlib.contextmanager
-def running_servers(system: str, endpoint: str | None) -> Iterator[Running]:
+def running_servers(system: str, endpoint: str | None, **options: Any) -> Iterator[Running]:
     """The user's servers as given (each connected to once first), or fresh ones on
     loopback, always stopped afterwards."""
     if endpoint is not None:
@@ -79,7 +79,7 @@ def running_servers(system: str, endpoint: str | None) -> Iterator[Running]:
     if missing is not None:
         raise LeadercheckError(f"cannot start {system} here: {missing} (or give --endpoint)")
     try:
-        server = servers.start(system)
+        server = servers.start(system, **options)
         with server:
             extra = {"dsn": server.dsn} if system == "postgres" else {}  # type: ignore[attr-defined]
             yield Running(list(server.endpoints), server.version, extra, server)
@@ -98,6 +98,12 @@ class Report:
     trace: str  # the trace file, or "random schedule #k"
     claim: str | None = None  # the claim the trace breaks (a counterexample's)
     model_break: int | None = None  # where the model breaks it in this schedule (None: nowhere)
+
+
+def _server_options(binding: Binding) -> dict[str, Any]:
+    """What the servers need started for this run: etcd's peer proxies, to cut a member."""
+    fault = binding.member_fault
+    return {"peer_proxies": True} if fault is not None and fault[0] == "cut" else {}
 
 
 def world_for(binding: Binding, running: Running, timing: Timing, log_dir: Path) -> World:
@@ -135,7 +141,7 @@ def conform_trace(
     result = None
     try:
         with (
-            running_servers(system, endpoint) as running,
+            running_servers(system, endpoint, **_server_options(binding)) as running,
             tempfile.TemporaryDirectory(prefix="leadercheck-clients-") as logs,
         ):
             world = world_for(binding, running, timing, Path(logs))

@@ -26,6 +26,7 @@ import functools
 import json
 import os
 import pwd
+import random
 import re
 import shutil
 import signal
@@ -42,6 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, Self
+
+from leadercheck.checker.conform.proxy import FaultProxy
 
 __all__ = [
     "EtcdCluster",
@@ -65,15 +68,35 @@ class ServerError(RuntimeError):
     """A server could not be started, or an unknown system was named."""
 
 
+def _outside_ephemeral() -> range:
+    """Ports the kernel never hands out as a connection's own (ip_local_port_range), so no
+    connection made meanwhile (a member dialing its peers' proxies, say) takes one that a
+    server is about to listen on."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="ascii") as f:
+            low, high = (int(x) for x in f.read().split()[:2])
+    except (OSError, ValueError):
+        return range(0)
+    return range(20000, low) if low > 21000 else range(high + 1, 65536)
+
+
 def free_ports(count: int) -> list[int]:
-    """`count` distinct free loopback ports. The sockets are bound together, so no port
-    repeats, and released for the server to bind (a small race no test has lost)."""
+    """`count` distinct free loopback ports, outside the ephemeral range where there is
+    one (else any the kernel gives). The sockets are bound together, so no port repeats,
+    and released for the server to bind."""
     sockets: list[socket.socket] = []
+    pool = list(_outside_ephemeral())
+    rng = random.Random()  # not the run's seed: ports only need to be free
     try:
         for _ in range(count):
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             sockets.append(sock)
-            sock.bind((HOST, 0))
+            for port in rng.sample(pool, min(len(pool), 50)):
+                with contextlib.suppress(OSError):
+                    sock.bind((HOST, port))
+                    break
+            else:
+                sock.bind((HOST, 0))
         return [sock.getsockname()[1] for sock in sockets]
     finally:
         for sock in sockets:
@@ -89,6 +112,7 @@ class _Resources:
     one_by_one: bool = False
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
     owned_dir: Path | None = None
+    closers: list[Callable[[], None]] = field(default_factory=list)  # after the processes
 
     def release(self) -> None:
         """Stop every process (stop signal, up to 5 s, then SIGKILL to its whole process
@@ -118,6 +142,8 @@ class _Resources:
                         break
                     except KeyboardInterrupt:
                         interrupted = True
+        for close in self.closers:
+            close()
         if self.owned_dir is not None:
             shutil.rmtree(self.owned_dir, ignore_errors=True)
         if interrupted:
@@ -318,7 +344,7 @@ def _etcd_healthy(port: int) -> bool:
     return isinstance(body, dict) and body.get("health") == "true"
 
 
-def _etcd_status(port: int) -> tuple[str, str] | None:
+def etcd_status(port: int) -> tuple[str, str] | None:
     """(this member's id, the leader's id as this member sees it), or None if it does not say."""
     request = urllib.request.Request(
         f"http://{HOST}:{port}/v3/maintenance/status", data=b"{}", method="POST"
@@ -334,6 +360,35 @@ def _etcd_status(port: int) -> tuple[str, str] | None:
 
 
 MEMBER_ROLES = ("leader", "follower")
+
+
+def _proc_address(host: str, port: int) -> str:
+    """An IPv4 address as /proc/net/tcp writes it: 0100007F:1F90 for 127.0.0.1:8080."""
+    packed = socket.inet_aton(host)
+    return f"{int.from_bytes(packed, 'little'):08X}:{port:04X}"
+
+
+def dialer_pid(sock: socket.socket, pids: list[int]) -> int | None:
+    """Which of `pids` made the loopback connection `sock` accepted: the connecting
+    socket's inode, from /proc/net/tcp, found among each process's descriptors."""
+    try:
+        far, near = sock.getpeername()[:2], sock.getsockname()[:2]
+        wanted = (_proc_address(*far), _proc_address(*near))
+        with open("/proc/net/tcp", encoding="ascii") as table:
+            rows = [line.split() for line in table.readlines()[1:]]
+    except (OSError, ValueError):
+        return None
+    inode = next((row[9] for row in rows if (row[1], row[2]) == wanted), None)
+    if inode is None:
+        return None
+    needle = f"socket:[{inode}]"
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                with contextlib.suppress(OSError):
+                    if os.readlink(f"/proc/{pid}/fd/{fd}") == needle:
+                        return pid
+    return None
 
 
 class EtcdCluster(Server):
@@ -365,6 +420,7 @@ class EtcdCluster(Server):
         startup_timeout: float = 30.0,
         *,
         etcd: str | None = None,
+        peer_proxies: bool = False,
     ) -> None:
         if members < 1:
             raise ValueError(f"an etcd cluster needs at least one member, not {members}")
@@ -373,11 +429,14 @@ class EtcdCluster(Server):
         self._etcd = etcd
         self.client_urls: list[str] = []
         self.member_names: list[str] = []
+        self.election_seconds: float | None = None  # the last wait for a new leader
+        #: with peer_proxies, the members reach one another through one proxy per member
+        #: (its advertised peer URL), which can tell which member made each connection, so
+        #: one member can be cut off from its peers (`isolate_member`)
+        self.peer_proxies: list[FaultProxy] | None = [] if peer_proxies else None
 
-    def kill_member(self, role: str) -> str:
-        """SIGKILL one member, the Raft leader or a follower (the last one), as the cluster
-        sees it now; returns its name once it has exited. The others keep a majority of
-        three, so the cluster goes on; the killed one stays down until the cluster stops."""
+    def _member_with(self, role: str) -> int:
+        """The index of the Raft leader, or of a follower (the last), as the cluster sees it."""
         if role not in MEMBER_ROLES:
             raise ValueError(f"a member's role is one of {MEMBER_ROLES}, not {role!r}")
         procs = self._resources.procs
@@ -386,7 +445,7 @@ class EtcdCluster(Server):
         deadline = time.monotonic() + 5.0
         while time.monotonic() < deadline and (len(ids) < self.members or not leader):
             for k, (_, port) in enumerate(self.endpoints):
-                status = _etcd_status(port) if procs[k].poll() is None else None
+                status = etcd_status(port) if procs[k].poll() is None else None
                 if status is not None:
                     ids[status[0]] = k
                     leader = status[1] if status[1] != "0" else leader
@@ -395,13 +454,64 @@ class EtcdCluster(Server):
         if leader not in ids:
             raise ServerError("etcd: no member said which one leads within 5 s")
         if role == "leader":
-            k = ids[leader]
-        else:
-            k = max(i for i in ids.values() if i != ids[leader])
-        procs[k].kill()
+            return ids[leader]
+        return max(i for i in ids.values() if i != ids[leader])
+
+    def kill_member(self, role: str) -> str:
+        """SIGKILL one member, the Raft leader or a follower (the last one), as the cluster
+        sees it now; returns its name once it has exited. The others keep a majority of
+        three, so the cluster goes on; the killed one stays down until the cluster stops."""
+        k = self._member_with(role)
+        proc = self._resources.procs[k]
+        proc.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):  # reaped at the stop if not now
-            procs[k].wait(timeout=5)
+            proc.wait(timeout=5)
+        if role == "leader":
+            self._await_new_leader(k)
         return self.member_names[k]
+
+    def _await_new_leader(self, lost: int) -> None:
+        """Until the members left agree on a new leader (bounded: 10 s): meanwhile etcd
+        answers every linearizable request with Service Unavailable, which is the
+        election, not the run's finding. The wait is real time the timeline shows."""
+        others = [k for k in range(self.members) if k != lost]
+        began = time.monotonic()
+        deadline = began + 10.0
+        while time.monotonic() < deadline:
+            seen = [etcd_status(self.endpoints[k][1]) for k in others]
+            leaders = {s[1] for s in seen if s is not None}
+            ids = {s[0] for s in seen if s is not None}
+            if len(leaders) == 1 and leaders <= ids:  # one of them, as all of them see it
+                self.election_seconds = round(time.monotonic() - began, 2)
+                return
+            time.sleep(POLL_SECONDS)
+        raise ServerError("etcd: the members left elected no leader within 10 s")
+
+    def isolate_member(self, role: str) -> str:
+        """Cut one member off from its peers (both ways, every connection reset, new ones
+        refused) while it keeps serving its clients; returns its name. It stays cut."""
+        if self.peer_proxies is None:
+            raise ServerError("etcd: started without peer proxies, no member can be cut off")
+        k = self._member_with(role)
+        name = self.member_names[k]
+        for j, proxy in enumerate(self.peer_proxies):
+            if j == k:
+                proxy.cut()  # every connection made to it
+            else:
+                proxy.shun(name)  # and every one it made
+        if role == "leader":
+            self._await_new_leader(k)
+        return name
+
+    def _dialer(self, sock: socket.socket) -> str | None:
+        """The member that made a peer connection (None: not one of them)."""
+        procs = self._resources.procs
+        pid = dialer_pid(sock, [p.pid for p in procs])
+        if pid is None:
+            return None
+        return next(
+            (n for n, p in zip(self.member_names, procs, strict=False) if p.pid == pid), None
+        )
 
     def _start(self) -> None:
         etcd = self._etcd or shutil.which("etcd")
@@ -410,11 +520,18 @@ class EtcdCluster(Server):
         ports = free_ports(2 * self.members)
         names = [f"m{i + 1}" for i in range(self.members)]
         client, peer = ports[: self.members], ports[self.members :]
-        cluster = ",".join(f"{n}=http://{HOST}:{q}" for n, q in zip(names, peer, strict=True))
+        advertised = peer
+        if self.peer_proxies is not None:
+            for name, port in zip(names, peer, strict=True):
+                proxy = FaultProxy((HOST, port), name=f"{name}-peers", dialer_of=self._dialer)
+                self._resources.closers.append(proxy.stop)
+                self.peer_proxies.append(proxy.start())
+            advertised = [proxy.port for proxy in self.peer_proxies]
+        cluster = ",".join(f"{n}=http://{HOST}:{q}" for n, q in zip(names, advertised, strict=True))
         token = f"leadercheck-{uuid.uuid4().hex[:12]}"
         env = _child_env("ETCD_")
         procs = []
-        for name, port, peer_port in zip(names, client, peer, strict=True):
+        for name, port, peer_port, shown in zip(names, client, peer, advertised, strict=True):
             client_url, peer_url = f"http://{HOST}:{port}", f"http://{HOST}:{peer_port}"
             argv: list[str | Path] = [
                 etcd,
@@ -423,7 +540,7 @@ class EtcdCluster(Server):
                 "--listen-client-urls", client_url,
                 "--advertise-client-urls", client_url,
                 "--listen-peer-urls", peer_url,
-                "--initial-advertise-peer-urls", peer_url,
+                "--initial-advertise-peer-urls", f"http://{HOST}:{shown}",
                 "--initial-cluster", cluster,
                 "--initial-cluster-state", "new",
                 "--initial-cluster-token", token,

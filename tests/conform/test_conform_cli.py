@@ -75,7 +75,7 @@ def refused(result: Result, text: str) -> None:
                 "--endpoint",
                 "127.0.0.1:2379",
             ],
-            "not one of --endpoint's",
+            "not on --endpoint's",
         ),
         (["--against", "etcd", "--random", "2", "--kill-member", "leader"], "is for a trace"),
     ],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import random
 import socket
 import threading
@@ -12,6 +13,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from leadercheck.checker.conform.proxy import FaultProxy
+from leadercheck.checker.conform.servers import dialer_pid
 
 Handler = Callable[[socket.socket, "TinyServer"], None]
 
@@ -317,3 +319,44 @@ def test_a_proxy_never_started_stops_cleanly(echo_server: TinyServer) -> None:
     proxy.stop()
     with socket.socket() as again:
         again.bind(("127.0.0.1", proxy.port))
+
+
+def test_shun_cuts_only_what_one_dialer_made_and_refuses_its_new_ones(
+    echo_server: TinyServer,
+) -> None:
+    """A member cut off from its peers: the proxy tells who made each connection (here,
+    by the connecting socket's owner, this process) and resets only that one's."""
+    me = os.getpid()
+
+    def dialer_of(sock: socket.socket) -> str | None:
+        return "me" if dialer_pid(sock, [me]) == me else None
+
+    with FaultProxy(echo_server.address, name="peers", dialer_of=dialer_of) as peers:
+        with connect(peers) as sock:
+            assert roundtrip(sock) == b"ping\n"
+            assert peers.shun("someone else") == 0
+            assert roundtrip(sock) == b"ping\n"  # not the shunned dialer's: it passes
+            assert peers.shun("me") == 1
+            assert closed_within(sock, 1.0)
+        with connect(peers) as again:
+            assert closed_within(again, 1.0)  # refused while shunned
+        peers.heal()
+        with connect(peers) as healed:
+            assert roundtrip(healed) == b"ping\n"
+    assert "refused me's connection" in peers.event_texts()
+
+
+def test_avoid_resets_what_went_to_one_target_and_sends_new_ones_on() -> None:
+    first, second = TinyServer(echo), TinyServer(echo)
+    try:
+        with FaultProxy([first.address, second.address], name="storage") as link:
+            with connect(link) as sock:
+                assert roundtrip(sock) == b"ping\n"  # to the first
+                assert link.avoid(first.address) == 1
+                assert closed_within(sock, 1.0)
+            with connect(link) as again:
+                assert roundtrip(again) == b"ping\n"
+            assert link.targets == [second.address]
+    finally:
+        first.stop()
+        second.stop()

@@ -65,9 +65,10 @@ class Binding(ABC):
     #: whether the model's `drift` step (a node's clock loses a tick) is made real: each
     #: client process then runs on a clock the harness can set back (clocks.py)
     drifting_clocks: bool = False
-    #: a store member killed outside the model (`--kill-member`): its role, the leader or
-    #: a follower, and the step before which it dies; None: every member lives
-    member_kill: tuple[str, int] | None = None
+    #: a store member's fault outside the model (`--kill-member`, `--cut-member`): "kill"
+    #: or "cut" (off from its peers), its role (the leader or a follower) and the step
+    #: before which it happens; None: every member lives and talks
+    member_fault: tuple[str, str, int] | None = None
 
     def __init__(self, protocol: str, params: Mapping[str, int]) -> None:
         self.protocol = protocol
