@@ -208,19 +208,18 @@ def _member_fault(binding: Binding, world: World, index: int) -> str:
     if binding.member_fault is None or binding.member_fault[2] != index:
         return ""
     kind, role, _ = binding.member_fault
-    world.server.election_seconds = None
     if kind == "kill":
-        name = world.server.kill_member(role)
+        fault = world.server.kill_member(role)
         done = "SIGKILLed"
     else:
-        name = world.server.isolate_member(role)
+        fault = world.server.isolate_member(role)
         done = "cut off from its peers (it still serves its clients)"
         # the facts are read from the majority: the cut member cannot answer a read
-        world.links["storage"].avoid(world.server.endpoints[world.server.member_names.index(name)])
-    took = world.server.election_seconds
+        world.links["storage"].avoid(fault.endpoint)
+    took = fault.election_seconds
     elected = "" if took is None else f"; the others elected a new leader in {took:g} s"
     return (
-        f"[{binding.system} member {name}, its Raft {role}, {done} outside the model,"
+        f"[{binding.system} member {fault.name}, its Raft {role}, {done} outside the model,"
         f" whose store is the majority left{elected}] "
     )
 

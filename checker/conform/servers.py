@@ -42,7 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, NamedTuple, Self
 
 from leadercheck.checker.conform.proxy import FaultProxy
 
@@ -85,7 +85,7 @@ def free_ports(count: int) -> list[int]:
     one (else any the kernel gives). The sockets are bound together, so no port repeats,
     and released for the server to bind."""
     sockets: list[socket.socket] = []
-    pool = list(_outside_ephemeral())
+    pool = _outside_ephemeral()
     rng = random.Random()  # not the run's seed: ports only need to be free
     try:
         for _ in range(count):
@@ -362,6 +362,15 @@ def etcd_status(port: int) -> tuple[str, str] | None:
 MEMBER_ROLES = ("leader", "follower")
 
 
+class MemberFault(NamedTuple):
+    """A member killed or cut off: which, where, and how long the others took to elect a
+    new leader (None: it did not lead)."""
+
+    name: str
+    endpoint: tuple[str, int]
+    election_seconds: float | None
+
+
 def _proc_address(host: str, port: int) -> str:
     """An IPv4 address as /proc/net/tcp writes it: 0100007F:1F90 for 127.0.0.1:8080."""
     packed = socket.inet_aton(host)
@@ -429,79 +438,73 @@ class EtcdCluster(Server):
         self._etcd = etcd
         self.client_urls: list[str] = []
         self.member_names: list[str] = []
-        self.election_seconds: float | None = None  # the last wait for a new leader
         #: with peer_proxies, the members reach one another through one proxy per member
         #: (its advertised peer URL), which can tell which member made each connection, so
         #: one member can be cut off from its peers (`isolate_member`)
         self.peer_proxies: list[FaultProxy] | None = [] if peer_proxies else None
 
+    def _agreed_leader(self, among: list[int], seconds: float) -> int | None:
+        """The index of the member that every member of `among` names as leader, once all
+        of them answer and name the same one of them (polled, bounded by `seconds`)."""
+        deadline = time.monotonic() + seconds
+        while True:
+            seen = [etcd_status(self.endpoints[k][1]) for k in among]
+            if all(s is not None for s in seen):
+                ids = {s[0]: k for s, k in zip(seen, among, strict=True) if s is not None}
+                leaders = {s[1] for s in seen if s is not None}
+                if len(leaders) == 1 and leaders <= ids.keys():  # one of them, for all
+                    return ids[leaders.pop()]
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(POLL_SECONDS)
+
     def _member_with(self, role: str) -> int:
         """The index of the Raft leader, or of a follower (the last), as the cluster sees it."""
         if role not in MEMBER_ROLES:
             raise ValueError(f"a member's role is one of {MEMBER_ROLES}, not {role!r}")
-        procs = self._resources.procs
-        ids: dict[str, int] = {}
-        leader = ""
-        deadline = time.monotonic() + 5.0
-        while time.monotonic() < deadline and (len(ids) < self.members or not leader):
-            for k, (_, port) in enumerate(self.endpoints):
-                status = etcd_status(port) if procs[k].poll() is None else None
-                if status is not None:
-                    ids[status[0]] = k
-                    leader = status[1] if status[1] != "0" else leader
-            if len(ids) < self.members or not leader:
-                time.sleep(POLL_SECONDS)
-        if leader not in ids:
+        leader = self._agreed_leader(list(range(self.members)), 5.0)
+        if leader is None:
             raise ServerError("etcd: no member said which one leads within 5 s")
         if role == "leader":
-            return ids[leader]
-        return max(i for i in ids.values() if i != ids[leader])
+            return leader
+        return max(k for k in range(self.members) if k != leader)
 
-    def kill_member(self, role: str) -> str:
+    def _fault(self, k: int, role: str) -> MemberFault:
+        """What befell member k: its name and address and, when it led, how long the
+        members left took to elect a new leader (bounded: 10 s). Meanwhile etcd answers
+        every linearizable request with Service Unavailable, which is the election, not
+        the run's finding; the wait is real time the timeline shows."""
+        took = None
+        if role == "leader":
+            began = time.monotonic()
+            if self._agreed_leader([j for j in range(self.members) if j != k], 10.0) is None:
+                raise ServerError("etcd: the members left elected no leader within 10 s")
+            took = round(time.monotonic() - began, 2)
+        return MemberFault(self.member_names[k], self.endpoints[k], took)
+
+    def kill_member(self, role: str) -> MemberFault:
         """SIGKILL one member, the Raft leader or a follower (the last one), as the cluster
-        sees it now; returns its name once it has exited. The others keep a majority of
-        three, so the cluster goes on; the killed one stays down until the cluster stops."""
+        sees it now, and wait for it to exit. The others keep a majority of three, so the
+        cluster goes on; the killed one stays down until the cluster stops."""
         k = self._member_with(role)
         proc = self._resources.procs[k]
         proc.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):  # reaped at the stop if not now
             proc.wait(timeout=5)
-        if role == "leader":
-            self._await_new_leader(k)
-        return self.member_names[k]
+        return self._fault(k, role)
 
-    def _await_new_leader(self, lost: int) -> None:
-        """Until the members left agree on a new leader (bounded: 10 s): meanwhile etcd
-        answers every linearizable request with Service Unavailable, which is the
-        election, not the run's finding. The wait is real time the timeline shows."""
-        others = [k for k in range(self.members) if k != lost]
-        began = time.monotonic()
-        deadline = began + 10.0
-        while time.monotonic() < deadline:
-            seen = [etcd_status(self.endpoints[k][1]) for k in others]
-            leaders = {s[1] for s in seen if s is not None}
-            ids = {s[0] for s in seen if s is not None}
-            if len(leaders) == 1 and leaders <= ids:  # one of them, as all of them see it
-                self.election_seconds = round(time.monotonic() - began, 2)
-                return
-            time.sleep(POLL_SECONDS)
-        raise ServerError("etcd: the members left elected no leader within 10 s")
-
-    def isolate_member(self, role: str) -> str:
+    def isolate_member(self, role: str) -> MemberFault:
         """Cut one member off from its peers (both ways, every connection reset, new ones
-        refused) while it keeps serving its clients; returns its name. It stays cut."""
+        refused) while it keeps serving its clients. It stays cut."""
         if self.peer_proxies is None:
             raise ServerError("etcd: started without peer proxies, no member can be cut off")
         k = self._member_with(role)
-        name = self.member_names[k]
         for j, proxy in enumerate(self.peer_proxies):
             if j == k:
                 proxy.cut()  # every connection made to it
             else:
-                proxy.shun(name)  # and every one it made
-        if role == "leader":
-            self._await_new_leader(k)
-        return name
+                proxy.shun(self.member_names[k])  # and every one it made
+        return self._fault(k, role)
 
     def _dialer(self, sock: socket.socket) -> str | None:
         """The member that made a peer connection (None: not one of them)."""

@@ -62,8 +62,7 @@ def test_a_member_cut_off_from_its_peers_serves_nothing_and_loses_leadership() -
     """The cut has its effect: the majority elects another leader, and a lease grant
     through the cut member does not commit, while one through the majority does."""
     with servers.EtcdCluster(peer_proxies=True) as cluster:
-        name = cluster.isolate_member("leader")
-        k = cluster.member_names.index(name)
+        k = cluster.member_names.index(cluster.isolate_member("leader").name)
         statuses = [
             servers.etcd_status(port) for j, (_, port) in enumerate(cluster.endpoints) if j != k
         ]

@@ -106,6 +106,7 @@ class Redlock(Binding):
 
     def client_config(self, world: World, node: str) -> dict[str, Any]:
         ttl_ms = world.timing.ttl_seconds(int(self.params["ttl"])) * 1000
+        keys = Keys(self.prefix)
         return {
             "name": node,
             "masters": [list(a) for a in world.store[: len(MASTERS)]],
@@ -114,9 +115,9 @@ class Redlock(Binding):
             "drift_ms": round(int(self.params["drift"]) * world.timing.tick * 1000),
             "prefix": self.prefix,
             # where a client under test keeps what the harness reads (the README's protocol)
-            "lock_key": Keys(self.prefix).lock,
-            "storage_log_key": Keys(self.prefix).storage_log,
-            "epoch_key": Keys(self.prefix).ghost,
+            "lock_key": keys.lock,
+            "storage_log_key": keys.storage_log,
+            "epoch_key": keys.ghost,
             "timeout": world.timing.call_timeout / 2,
         }
 
