@@ -67,6 +67,7 @@ from abc import ABC, abstractmethod
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from functools import partial
 from itertools import chain, groupby
@@ -84,6 +85,7 @@ from leadercheck.checker.engine.interrupts import (
     from_model,
     model_error,
     model_escapes,
+    raise_if_lost,
     worker_process,
 )
 from leadercheck.checker.engine.settings import NO_REDUCTIONS, Reductions, SearchSettings
@@ -819,7 +821,8 @@ def _swap(
                 conn.send(_Aborted() if out is None else out[j])
             except Exception as exc:  # e.g. a state that does not pickle
                 errors.append(exc)
-                conn.send(_Aborted())
+                with suppress(OSError):  # j has ended (the coordinator stops us all)
+                    conn.send(_Aborted())
 
     sender = threading.Thread(target=send, daemon=True)
     if outbox:
@@ -909,6 +912,7 @@ class _Coordinator:
         seeds = [(reps if i == 0 else [], undecided) for i in range(self.k)]
         end, ranks = self._settle(self.transport.exchange("seed", seeds, STAGES), first=True)
         while end is None and self.level_size:
+            raise_if_lost()
             if self.max_depth is not None and self.depth >= self.max_depth:
                 news = self.transport.exchange("probe", [(r,) for r in ranks], ("count_new",))
                 return EndReason.MAX_DEPTH if any(news) else EndReason.EXHAUSTED

@@ -48,6 +48,7 @@ from leadercheck.checker.engine.interrupts import (
     exited,
     from_model,
     model_escapes,
+    raise_if_lost,
 )
 from leadercheck.checker.engine.observers import Observer, ObserverRaised
 from leadercheck.checker.engine.settings import SearchSettings
@@ -198,6 +199,7 @@ class Explorer:
         try:
             while queue:
                 if frontier.next == frontier.level_end:  # a level starts: the queue holds it
+                    raise_if_lost()
                     for observer in self.observers:
                         observer.level(self)
                     if settings.max_depth is not None and frontier.depth >= settings.max_depth:

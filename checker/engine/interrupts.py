@@ -49,6 +49,16 @@ def ctrl_c_arrived() -> bool:
     return _arrived
 
 
+def raise_if_lost() -> None:
+    """Raise the user's Ctrl-C again if its KeyboardInterrupt was lost on the way. Python
+    runs a signal's handler in whatever code runs next, and where that is a `__del__` or a
+    weakref callback (the garbage collector runs them anywhere), what the handler raises
+    is printed and ignored: the search would go on as if nothing had come. The searches
+    call this between levels (rounds, for sampling), so Ctrl-C ends them all the same."""
+    if _arrived:
+        raise KeyboardInterrupt
+
+
 def from_model(exc: BaseException) -> bool:
     """Whether `exc`, escaping model code, is the model's failure (reported as a ModelError
     with its trace): anything but the user's Ctrl-C."""

@@ -20,7 +20,12 @@ from typing import Any
 
 from leadercheck.checker.engine.bits import implied_states, union_bits, usable_bytes
 from leadercheck.checker.engine.explore import peak_memory, resident_memory
-from leadercheck.checker.engine.interrupts import from_model, model_error, model_escapes
+from leadercheck.checker.engine.interrupts import (
+    from_model,
+    model_error,
+    model_escapes,
+    raise_if_lost,
+)
 from leadercheck.checker.engine.settings import NO_REDUCTIONS, SearchSettings
 from leadercheck.checker.errors import ModelError
 from leadercheck.checker.guard import call_model, check_initial, model_name, watch_properties
@@ -186,6 +191,7 @@ class _Run:
         while True:
             began = time.monotonic()
             try:
+                raise_if_lost()
                 if self.walking:
                     cutoffs = {name: key[0] for name, (key, _) in self.merged.best.items()}
                     args = (walks_per_round, self.sampling.walks, deadline, cutoffs)

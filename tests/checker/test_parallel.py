@@ -28,6 +28,7 @@ from leadercheck.checker import (
     check,
     sometimes,
 )
+from leadercheck.checker.engine.interrupts import sigint_handler
 from leadercheck.checker.engine.settings import Reductions
 from leadercheck.checker.parallel import ProcessTransport, check_parallel
 from leadercheck.models.catalogue import lookup
@@ -290,10 +291,13 @@ class _Slow(Counter):
 
 
 def test_ctrl_c_while_workers_run_ends_them() -> None:
+    """With the handler `verify` installs: its record of the Ctrl-C ends the search even
+    where Python loses the KeyboardInterrupt (in a finalizer the collector runs then)."""
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     try:
-        result = check_parallel(_Slow(100_000), [always("ok", lambda x: True)], workers=2)
+        with sigint_handler(keep_ignoring=False):
+            result = check_parallel(_Slow(100_000), [always("ok", lambda x: True)], workers=2)
     finally:
         timer.cancel()
     assert result.end is EndReason.INTERRUPTED
