@@ -680,6 +680,7 @@ class ProcessTransport(Transport):
         return reply
 
     def _check_alive(self) -> None:
+        raise_if_lost()  # a worker killed by the signal that stops us all is no error
         for process in self.processes:
             if process.exitcode is not None:
                 raise LeadercheckError(

@@ -111,10 +111,16 @@ PROCESS_TIMEOUT = 120
 
 
 def run_interrupted(
-    args: list[str], cwd: Path, after: float | None = None, again: float | None = None
+    args: list[str],
+    cwd: Path,
+    after: float | None = None,
+    again: float | None = None,
+    signum: int = signal.SIGINT,
+    group: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """Run `args` as a process with Ctrl-C's default handling; with `after`, send it SIGINT
-    that many seconds in (and, with `again`, a second SIGINT that much later). Fails if a
+    (or `signum`; to its whole process group if `group`, as a terminal or a supervisor
+    does) that many seconds in, and with `again` a second one that much later. Fails if a
     worker process it started is left running."""
     import psutil  # noqa: PLC0415 (a test tool, for the tests that send signals)
 
@@ -122,16 +128,24 @@ def run_interrupted(
     proc = subprocess.Popen(
         args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        start_new_session=group,
     )  # fmt: skip
     children: list[psutil.Process] = []
+
+    def send() -> None:
+        if group:
+            os.killpg(proc.pid, signum)
+        else:
+            proc.send_signal(signum)
+
     try:
         if after is not None:
             time.sleep(after)
             children = psutil.Process(proc.pid).children(recursive=True)
-            proc.send_signal(signal.SIGINT)
+            send()
             if again is not None:
                 time.sleep(again)
-                proc.send_signal(signal.SIGINT)
+                send()
         out, err = proc.communicate(timeout=PROCESS_TIMEOUT)
     finally:
         if proc.poll() is None:

@@ -3,6 +3,7 @@ far, never a traceback, never exit 1, and no worker process left behind."""
 
 from __future__ import annotations
 
+import signal
 import sys
 import textwrap
 from pathlib import Path
@@ -15,8 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 VERIFY = [sys.executable, "-c", "from leadercheck.checker.app.main import main; main()"]
 
 
-def _interrupted_in(phase: str) -> str:
-    """A script that runs `verify` with a real SIGINT raised inside `phase`."""
+def _interrupted_in(phase: str, signame: str = "SIGINT") -> str:
+    """A script that runs `verify` with a real SIGINT (or `signame`) raised inside `phase`."""
     hook = {
         "search": "leadercheck.checker.search.FairnessGraph.visit",
         "fair cycles": "leadercheck.checker.fair_cycles.Judge.judge",
@@ -37,7 +38,7 @@ def _interrupted_in(phase: str) -> str:
         def hooked(*args, **kwargs):
             calls.append(1)
             if len(calls) == 50:
-                os.kill(os.getpid(), signal.SIGINT)
+                os.kill(os.getpid(), signal.{signame})
                 time.sleep(5)
             return original(*args, **kwargs)
         setattr(target, {attr!r}, hooked)
@@ -58,6 +59,31 @@ def test_ctrl_c_in_the_search_phase(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     assert "(interrupted)" in done.stdout and "verdict: INCOMPLETE" in done.stdout
     assert "  search: " in done.stdout
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_kill_or_a_closed_terminal_ends_the_search_as_ctrl_c_does(
+    signame: str, tmp_path: Path
+) -> None:
+    """`kill`, a CI timeout, a closed terminal: the same wind-down, exit 3, not death."""
+    script = [sys.executable, "-c", _interrupted_in("search", signame)]
+    done = run_interrupted([*script, "--protocol", "raft", "--out", str(tmp_path)], tmp_path)
+    assert done.returncode == 3, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "(interrupted)" in done.stdout and "verdict: INCOMPLETE" in done.stdout
+
+
+@pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
+def test_sigterm_to_the_process_group_stops_a_partitioned_search_as_incomplete(
+    tmp_path: Path,
+) -> None:
+    """A supervisor's SIGTERM reaches the workers too and ends them: that is the stop the
+    coordinator was asked for (exit 3), not a worker's failure (exit 2)."""
+    args = [*VERIFY, "--protocol", "raft", "--nodes", "4", "--workers", "2", "--out", str(tmp_path)]
+    done = run_interrupted(args, tmp_path, after=4.0, signum=signal.SIGTERM, group=True)
+    assert done.returncode == 3, done.stderr
+    assert "Traceback" not in done.stderr and "ended unexpectedly" not in done.stderr
+    assert "verdict: INCOMPLETE" in done.stdout
 
 
 def test_ctrl_c_in_the_fair_cycle_phase(tmp_path: Path) -> None:

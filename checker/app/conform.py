@@ -47,15 +47,16 @@ from leadercheck.checker.errors import LeadercheckError
         ),
         Once(
             ["--kill-member"], metavar="ROLE[@STEP]",
-            help="With a trace on etcd: SIGKILL one member of the 3-member cluster, its Raft "
-            "leader or a follower, before step STEP (default 1), a fault outside the model, "
-            "whose store is the majority left; the member stays down.",
+            help="On etcd: SIGKILL one member of the 3-member cluster, its Raft leader or a "
+            "follower, before step STEP (a trace's default 1; with --random, a step each "
+            "schedule draws), a fault outside the model, whose store is the majority left; "
+            "the member stays down to the run's end (--random: the next schedule's start).",
         ),
         Once(
             ["--cut-member"], metavar="ROLE[@STEP]",
-            help="With a trace on etcd: cut one member, its Raft leader or a follower, off "
-            "from its peers before step STEP (default 1), while it still serves its clients; "
-            "a fault outside the model. The cut lasts.",
+            help="On etcd: cut one member, its Raft leader or a follower, off from its peers "
+            "before step STEP (as --kill-member), while it still serves its clients; a fault "
+            "outside the model, lasting as --kill-member's does.",
         ),
         Once(
             ["--endpoint"], metavar="HOST:PORT[,...]",
@@ -164,14 +165,10 @@ def conform_command(
         )  # fmt: skip
     if trace_file is not None:
         raise LeadercheckError("give a TRACE.json or --random N, not both")
-    if member_fault is not None:
-        raise LeadercheckError(
-            f"{member_fault[0]} is for a trace: it names the step it comes before"
-        )
     if html_dir is not None:
         raise LeadercheckError("--html is for a trace; --random writes --timeline")
     return conform_runs.random_run(
         protocol_name, model_spec, parse_params(params), system, endpoint, timing, schedules,
         seed, max_steps, budget, as_json, timeline, command, keep_dir,
-        partition_style == "silent",
+        partition_style == "silent", member_fault,
     )  # fmt: skip

@@ -185,10 +185,11 @@ def _binding(
 
 
 def member_fault_of(
-    option: str, text: str, against: str, endpoint: str | None, steps: int
-) -> tuple[str, str, int]:
+    option: str, text: str, against: str, endpoint: str | None, steps: int, drawn: bool = False
+) -> tuple[str, str, int | None]:
     """--kill-member or --cut-member ROLE[@STEP], checked before any server starts:
-    ("kill" or "cut", role, step)."""
+    ("kill" or "cut", role, step). Without @STEP, step 1 of a trace, or with `drawn`
+    (random schedules) None: each schedule draws its own."""
     from leadercheck.checker.conform.servers import MEMBER_ROLES  # noqa: PLC0415
 
     if against != "etcd":
@@ -201,12 +202,22 @@ def member_fault_of(
     role, _, at = text.partition("@")
     if role not in MEMBER_ROLES:
         raise LeadercheckError(f"{option} {text[:40]!r}: give leader or follower, then @STEP")
+    kind = option.removeprefix("--").removesuffix("-member")
+    if not at and drawn:
+        return kind, role, None
     step = int(at) if at.isascii() and at.isdigit() else (1 if not at else 0)
     if not 1 <= step <= steps:
-        raise LeadercheckError(
-            f"{option} {text[:40]!r}: the step is one of the trace's, 1 to {steps}"
-        )
-    return option.removeprefix("--").removesuffix("-member"), role, step
+        whose = "a schedule's (--steps)" if drawn else "the trace's"
+        raise LeadercheckError(f"{option} {text[:40]!r}: the step is one of {whose}, 1 to {steps}")
+    return kind, role, step
+
+
+def member_fault_words(fault: tuple[str, str, int | None]) -> str:
+    """How a run states its store member's fault (a schedule's header, the record)."""
+    kind, role, step = fault
+    done = "SIGKILLed" if kind == "kill" else "cut off from its peers"
+    when = f"before step {step}" if step is not None else "before a step each schedule draws"
+    return f"the Raft {role} {done} {when}, brought back after each schedule"
 
 
 def client_command(text: str) -> list[str]:
@@ -335,6 +346,7 @@ def random_run(
     client: list[str] | None = None,
     keep_dir: Path | None = None,
     silent_cuts: bool = False,
+    member_fault: tuple[str, str] | None = None,
 ) -> int:
     """N random schedules on the real system, every observation checked against the model.
 
@@ -345,13 +357,21 @@ def random_run(
     from leadercheck.checker.conform.anomaly import OBSERVABLE  # noqa: PLC0415
     from leadercheck.checker.conform.guidance import MAX_STATES, build_guide  # noqa: PLC0415
     from leadercheck.checker.conform.random_walks import Walks, random_walks  # noqa: PLC0415
-    from leadercheck.checker.conform.run import running_servers, world_for  # noqa: PLC0415
+    from leadercheck.checker.conform.run import (  # noqa: PLC0415
+        running_servers,
+        server_options,
+        world_for,
+    )
 
     check_random(schedules, max_steps, budget)
     catalogue = catalogue_of(model_spec)
     entry = catalogue.lookup(_random_protocol(protocol_name, against, catalogue.protocols))
     values = entry.resolve(dict(given))
     binding, timing = _binding(entry.name, against, values, timing, client, silent_cuts)
+    if member_fault is not None:
+        binding.member_fault = member_fault_of(
+            *member_fault, against, endpoint, max_steps, drawn=True
+        )
     model = checked_model(catalogue, entry, values, ())
     check_outputs(timeline, None, endpoint, binding)
     if keep_dir is not None:
@@ -364,6 +384,8 @@ def random_run(
         echo(f"client: {client_words(binding.client_command)}")
     if binding.silent_cuts:
         echo(f"partitions: {partition_words(True)}")
+    if binding.member_fault is not None:
+        echo(f"store member: {member_fault_words(binding.member_fault)}")
     echo(f"time: {time_mapping(timing)}")
     claims = [catalogue.claims[c] for c in OBSERVABLE if c in catalogue.claims]
     guide = build_guide(model, binding.risky, claims)
@@ -384,7 +406,7 @@ def random_run(
     server = f"{against} (not started: interrupted)"
     try:
         with (
-            running_servers(against, endpoint) as running,
+            running_servers(against, endpoint, **server_options(binding)) as running,
             tempfile.TemporaryDirectory(prefix="leadercheck-clients-") as logs,
         ):
             server = running.version
@@ -399,7 +421,12 @@ def random_run(
     record = _random_record(found, entry.name, values, against, server, timing, seed, schedules)
     record["client"] = client_words(binding.client_command)
     record["partitions"] = partition_words(binding.silent_cuts)
+    record["member_fault"] = (
+        None if binding.member_fault is None else member_fault_words(binding.member_fault)
+    )
     record["kept"] = kept.written
+    if binding.member_fault is not None and keep_dir is not None:  # how to replay each
+        record["kept_member_faults"] = kept.member_faults
     if keep_dir is not None:
         files.write_files(keep_dir, kept.files)
         if not as_json:
@@ -432,6 +459,7 @@ class _Keeper:
         self.values, self.claims = dict(values), list(claims)
         self.files: dict[str, str] = {}
         self.written: list[str] = []
+        self.member_faults: dict[str, str | None] = {}  # file: the option that replays it
 
     def keep(self, run: Any) -> None:
         if self.keep_dir is None or run.path is None or not self.claims:
@@ -449,6 +477,7 @@ class _Keeper:
         name = f"schedule-{len(self.written) + 1:04d}.json"
         self.files[name] = trace_to_json(TraceContext(self.protocol, self.values, outcome))
         self.written.append(name)
+        self.member_faults[name] = run.member_fault
 
 
 def _random_protocol(name: str | None, against: str, known: Mapping[str, Any]) -> str:
@@ -519,6 +548,7 @@ def _random_record(
         schedules_to_first, seconds_to_first = found.first_found or (None, None)
         record["divergent_history"] = {
             "steps": len(shortest.entries) - 1,
+            "member_fault": shortest.member_fault,
             "found_among": len(found.failures),
             "first_found_after_schedules": schedules_to_first,
             "first_found_after_seconds": seconds_to_first,
@@ -576,6 +606,8 @@ def _random_summary(record: Mapping[str, Any]) -> None:
         if first is not None:
             when = history["first_found_after_seconds"]
             shrunk += f"; the first found in schedule {first}, after {when:g} s"
+        if history.get("member_fault"):
+            shrunk += f"; replayed with {history['member_fault']}"
         say(f"DIVERGES: {ran}; a history the model cannot produce, shrunk to {shrunk}:")
         for entry in history["timeline"]:
             say(entry_line(entry))

@@ -30,7 +30,7 @@ from leadercheck.checker.app.history import history_command
 from leadercheck.checker.app.modes import Call, Mode, choose, label_of
 from leadercheck.checker.app.output import report_channel
 from leadercheck.checker.app.traces import explain_command, replay_command
-from leadercheck.checker.engine.interrupts import real_interrupt, sigint_handler
+from leadercheck.checker.engine.interrupts import interrupt_handler, real_interrupt
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.hashing import pin_hashing
 
@@ -61,7 +61,7 @@ class VerifyGroup(click.Group):
         debug = "--debug" in argv
         if args is None and CHECKPOINT_FLAGS & {a.partition("=")[0] for a in argv}:
             pin_hashing(argv)  # a checkpoint's fingerprints must mean the same when resumed
-        with sigint_handler():  # Ctrl-C told apart from a model's KeyboardInterrupt
+        with interrupt_handler():  # Ctrl-C told apart from a model's KeyboardInterrupt
             code = self._contract(argv, prog_name, complete_var, debug, **extra)
         if standalone_mode:
             sys.exit(code)

@@ -104,6 +104,7 @@ class Conformance:
     #: then each action and state), for keeping the schedule as a trace
     path: tuple[Any, tuple[tuple[Action, Any], ...]] | None = None
     dangerous_steps: int = 0  # steps taken where safety rested on the client (guidance.py)
+    member_fault: str | None = None  # "kill-member before step 3": a store member's fault
     timing: Timing | None = None  # the time mapping the run used (its window may be wider)
 
     def breaks(self) -> dict[str, Broken]:
@@ -201,11 +202,11 @@ def perform(binding: Binding, world: World, action: Action) -> Performed:
     return _call(binding, world, action)
 
 
-def _member_fault(binding: Binding, world: World, index: int) -> str:
+def befall_member(binding: Binding, world: World, index: int) -> str:
     """Before step `index`, the store member `--kill-member` or `--cut-member` names is
     SIGKILLed or cut off from its peers (if this is its step); the words the timeline puts
     before the step's own event."""
-    if binding.member_fault is None or binding.member_fault[2] != index:
+    if binding.member_fault is None or world.fault_step != index:
         return ""
     kind, role, _ = binding.member_fault
     if kind == "kill":
@@ -321,10 +322,13 @@ def begin(binding: Binding, world: World) -> None:
     """A run's start, the same for a trace and a random schedule: empty store and storage,
     a link per node, a client process per node, the timeline's clock from now. The caller
     closes the world whatever happens (a client that fails to start included)."""
+    if binding.member_fault is not None and world.server is not None:
+        world.server.make_whole()  # the member an earlier schedule killed or cut, back
     binding.reset(world)
     world.open_links()
     if binding.member_fault is not None:
         world.open_storage_link()
+        world.fault_step = binding.member_fault[2]  # a random schedule may draw its own
     if binding.drifting_clocks:
         world.open_clocks(clocks.require())
     start_agents(binding, world)
@@ -396,7 +400,7 @@ def run_trace(
         for step in steps[1:] if result.entries[-1].matches else ():
             assert step.action is not None
             with talking_to(system, where, f"step {step.index}: {step.action}"):
-                befell = _member_fault(binding, world, step.index)
+                befell = befall_member(binding, world, step.index)
                 real, outcome, effect = perform(binding, world, step.action)
                 real = befell + real
             expected = expected_facts(binding, before, step)

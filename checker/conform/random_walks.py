@@ -27,6 +27,7 @@ from leadercheck.checker.conform.harness import (
     Conformance,
     Entry,
     ModelStep,
+    befall_member,
     begin,
     expected_facts,
     perform,
@@ -104,6 +105,8 @@ class Coverage:
                 self.faults_with_effect[fault] += 1
             elif entry.effect is False:
                 self.faults_without_effect[fault] += 1
+        if run.member_fault is not None:  # a member killed or cut (said in its step's text)
+            self.faults_with_effect[run.member_fault.split("@")[0].removeprefix("--")] += 1
         self.dangerous_steps += run.dangerous_steps
         self.anomalies.update(run.breaks().keys())
 
@@ -154,18 +157,22 @@ def walk(
     choose: Callable[[Sequence[int]], int],
     max_steps: int,
     guide: Guide | None = None,
+    fault_step: int | None = None,
 ) -> Conformance:
     """One random schedule on the real system; stops at the first observation the model
     cannot explain. `choose` picks a move by its weight (the guide's, else all equal). A
     Ctrl-C ends it as it stands (`interrupted`); the real system failing is a
     SystemFailure (failures.py), raised once the world is closed. The result keeps one
     path of the model that agrees with everything observed (`path`), for the schedule to
-    be kept as a trace."""
+    be kept as a trace. A store member is killed or cut off before `fault_step` (or the
+    step --kill-member/--cut-member names); the next run's start brings it back."""
     result = Conformance(binding.protocol, binding.system)
     system, where = binding.system, world.store
     try:
         with talking_to(system, where, "starting the run"):
             begin(binding, world)
+            if fault_step is not None:
+                world.fault_step = fault_step
         result.timing = world.timing
         starts = list(model.initial_states())
         initial = [dict(binding.model_facts(normalise(model.describe(s)))) for s in starts]
@@ -208,7 +215,12 @@ def walk(
                 result.dangerous_steps += 1
             ticks += action.kind == TICK
             with talking_to(system, where, f"step {index}: {action}"):
+                befell = befall_member(binding, world, index)
                 real, outcome, effect = perform(binding, world, action)
+                real = befell + real
+            if befell and binding.member_fault is not None:  # as the option replays it
+                kind, role, _ = binding.member_fault
+                result.member_fault = f"--{kind}-member {role}@{index}"
             allowed = [
                 (s, a, after, _facts(binding, model, s, a, after)) for s, a, after in options
             ]
@@ -321,9 +333,12 @@ def random_walks(
                     drawn -= weight
                 raise AssertionError("a draw past the total weight")
 
+            fault_step = None  # a member's fault before a step drawn for this schedule
+            if binding.member_fault is not None and binding.member_fault[2] is None:
+                fault_step = data.draw(st.integers(1, max_steps))
             # every schedule may run to max_steps: it ends at its first divergence anyway,
             # so a longer bound never makes the history reported longer
-            run = walk(model, binding, make_world(), choose, max_steps, guide)
+            run = walk(model, binding, make_world(), choose, max_steps, guide, fault_step)
         except LeadercheckError as exc:
             failed.append(exc)
             stop()

@@ -100,7 +100,7 @@ class Report:
     model_break: int | None = None  # where the model breaks it in this schedule (None: nowhere)
 
 
-def _server_options(binding: Binding) -> dict[str, Any]:
+def server_options(binding: Binding) -> dict[str, Any]:
     """What the servers need started for this run: etcd's peer proxies, to cut a member."""
     fault = binding.member_fault
     return {"peer_proxies": True} if fault is not None and fault[0] == "cut" else {}
@@ -141,7 +141,7 @@ def conform_trace(
     result = None
     try:
         with (
-            running_servers(system, endpoint, **_server_options(binding)) as running,
+            running_servers(system, endpoint, **server_options(binding)) as running,
             tempfile.TemporaryDirectory(prefix="leadercheck-clients-") as logs,
         ):
             world = world_for(binding, running, timing, Path(logs))

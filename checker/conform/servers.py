@@ -250,6 +250,12 @@ class Server:
         """Stop every process and remove the directory made for them; safe to call twice."""
         self._finalizer()  # runs the release once; later calls (and exit) do nothing
 
+    def make_whole(self) -> float | None:
+        """Undo a fault a run left on the servers themselves (a member killed or cut off),
+        so that the next run starts as the first did; the seconds it took, None if there
+        was none. Only a cluster has such faults."""
+        return None
+
     def _start(self) -> None:
         raise NotImplementedError
 
@@ -271,7 +277,8 @@ class Server:
         except OSError as exc:
             raise ServerError(f"{self.system}: cannot run {args[0]}: {exc}") from exc
         self._resources.procs.append(proc)
-        self.log_paths.append(log)
+        if log not in self.log_paths:  # a member started again writes on in its log
+            self.log_paths.append(log)
         self._logs[proc.pid] = log
         self._programs[proc.pid] = f"{name} ({Path(args[0]).name})"
         return proc
@@ -363,9 +370,10 @@ MEMBER_ROLES = ("leader", "follower")
 
 
 class MemberFault(NamedTuple):
-    """A member killed or cut off: which, where, and how long the others took to elect a
-    new leader (None: it did not lead)."""
+    """A member killed or cut off (`kind`: "kill" or "cut"): which, where, and how long the
+    others took to elect a new leader (None: it did not lead)."""
 
+    kind: str
     name: str
     endpoint: tuple[str, int]
     election_seconds: float | None
@@ -442,6 +450,8 @@ class EtcdCluster(Server):
         #: (its advertised peer URL), which can tell which member made each connection, so
         #: one member can be cut off from its peers (`isolate_member`)
         self.peer_proxies: list[FaultProxy] | None = [] if peer_proxies else None
+        self._commands: list[tuple[list[str | Path], dict[str, str]]] = []  # to restart one
+        self.fault: MemberFault | None = None  # the member fault not undone yet
 
     def _agreed_leader(self, among: list[int], seconds: float) -> int | None:
         """The index of the member that every member of `among` names as leader, once all
@@ -469,7 +479,7 @@ class EtcdCluster(Server):
             return leader
         return max(k for k in range(self.members) if k != leader)
 
-    def _fault(self, k: int, role: str) -> MemberFault:
+    def _fault(self, k: int, role: str, kind: str) -> MemberFault:
         """What befell member k: its name and address and, when it led, how long the
         members left took to elect a new leader (bounded: 10 s). Meanwhile etcd answers
         every linearizable request with Service Unavailable, which is the election, not
@@ -480,31 +490,70 @@ class EtcdCluster(Server):
             if self._agreed_leader([j for j in range(self.members) if j != k], 10.0) is None:
                 raise ServerError("etcd: the members left elected no leader within 10 s")
             took = round(time.monotonic() - began, 2)
-        return MemberFault(self.member_names[k], self.endpoints[k], took)
+        self.fault = MemberFault(kind, self.member_names[k], self.endpoints[k], took)
+        return self.fault
 
     def kill_member(self, role: str) -> MemberFault:
         """SIGKILL one member, the Raft leader or a follower (the last one), as the cluster
         sees it now, and wait for it to exit. The others keep a majority of three, so the
-        cluster goes on; the killed one stays down until the cluster stops."""
+        cluster goes on; the killed one stays down until `make_whole`, or the stop."""
+        self._no_fault_yet()
         k = self._member_with(role)
         proc = self._resources.procs[k]
         proc.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):  # reaped at the stop if not now
             proc.wait(timeout=5)
-        return self._fault(k, role)
+        return self._fault(k, role, "kill")
 
     def isolate_member(self, role: str) -> MemberFault:
         """Cut one member off from its peers (both ways, every connection reset, new ones
-        refused) while it keeps serving its clients. It stays cut."""
+        refused) while it keeps serving its clients. It stays cut until `make_whole`."""
         if self.peer_proxies is None:
             raise ServerError("etcd: started without peer proxies, no member can be cut off")
+        self._no_fault_yet()
         k = self._member_with(role)
         for j, proxy in enumerate(self.peer_proxies):
             if j == k:
                 proxy.cut()  # every connection made to it
             else:
                 proxy.shun(self.member_names[k])  # and every one it made
-        return self._fault(k, role)
+        return self._fault(k, role, "cut")
+
+    def _no_fault_yet(self) -> None:
+        if self.fault is not None:  # one at a time: the cluster keeps a majority
+            raise ServerError(f"etcd: member {self.fault.name} is down or cut off already")
+
+    def make_whole(self) -> float | None:
+        """Undo the member fault, if one is outstanding: a killed member is started again
+        with the same command (its data directory kept: it rejoins and catches up from the
+        leader), a cut one's peer connections let through again. Waits until it serves and
+        every member names the same leader (bounded by the start timeout)."""
+        fault = self.fault
+        if fault is None:
+            return None
+        began = time.monotonic()
+        self._deadline = began + self.startup_timeout
+        k = self.member_names.index(fault.name)
+        if fault.kind == "kill":
+            procs = self._resources.procs
+            with contextlib.suppress(subprocess.TimeoutExpired):  # reaped at the stop if not
+                procs[k].wait(timeout=5)
+            argv, env = self._commands[k]
+            self._spawn(fault.name, argv, env=env)
+            procs[k], procs[-1] = procs[-1], procs[k]  # member k's place; the dead one last
+            serving = functools.partial(_etcd_healthy, self.endpoints[k][1])
+            self._wait_until(serving, f"{fault.name}, started again, to serve", [procs[k]])
+        else:
+            for proxy in self.peer_proxies or ():
+                proxy.heal()
+        left = self._deadline - time.monotonic()
+        if self._agreed_leader(list(range(self.members)), max(left, 1.0)) is None:
+            raise ServerError(
+                f"etcd: {fault.name} is back, but the members named no one leader"
+                f" within {self.startup_timeout:g} s"
+            )
+        self.fault = None
+        return round(time.monotonic() - began, 2)
 
     def _dialer(self, sock: socket.socket) -> str | None:
         """The member that made a peer connection (None: not one of them)."""
@@ -553,6 +602,7 @@ class EtcdCluster(Server):
                 "--log-outputs", "stderr",
             ]  # fmt: skip
             procs.append(self._spawn(name, argv, env=env))
+            self._commands.append((argv, env))
             self.client_urls.append(client_url)
             self.member_names.append(name)
             self.endpoints.append((HOST, port))

@@ -74,6 +74,7 @@ class World:
     links: dict[str, FaultProxy] = field(default_factory=dict)
     clocks: dict[str, FakeClock] = field(default_factory=dict)  # nodes whose clocks drift
     server: Any = None  # the servers started for the run (None: the user's --endpoint)
+    fault_step: int | None = None  # the step a store member is killed or cut before
     started: float = field(default_factory=time.monotonic)
 
     def now(self) -> float:

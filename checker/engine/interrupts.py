@@ -7,14 +7,14 @@ check had passed: it is the model's failure, a ModelError with the trace that le
 (`from_model` says which escapes those are). Only the user's Ctrl-C ends a search
 INTERRUPTED, and Python raises it as the same `KeyboardInterrupt` a model can raise.
 
-So the application installs `sigint_handler()` around its work: the first SIGINT is
-recorded, then raised as KeyboardInterrupt; later ones are ignored, so the wind-down
-(statistics so far, a checkpoint) finishes and the process ends with its exit code, never
-by the signal. The engine asks `real_interrupt()` about a KeyboardInterrupt it caught.
-Without the handler (the engine used as a library, tests) every KeyboardInterrupt is
-taken for the user's, as Python takes it. A forked worker ignores SIGINT (its coordinator
-is the one interrupted): `worker_process()` says so, and there every KeyboardInterrupt is
-code's.
+So the application installs `interrupt_handler()` around its work: the first SIGINT (or
+SIGTERM, SIGHUP) is recorded, then raised as KeyboardInterrupt; later ones are ignored,
+so the wind-down (statistics so far, a checkpoint, servers stopped) finishes and the
+process ends with its exit code, never by the signal. The engine asks `real_interrupt()`
+about a KeyboardInterrupt it caught. Without the handler (the engine used as a library,
+tests) every KeyboardInterrupt is taken for the user's, as Python takes it. A forked
+worker ignores SIGINT (its coordinator is the one interrupted): `worker_process()` says
+so, and there every KeyboardInterrupt is code's.
 
 What escapes model code is written in one line by `escape_text` and `model_error`;
 `model_escapes` turns an escape that is no Exception into a ModelError where model code
@@ -38,7 +38,7 @@ _arrived = False  # a real SIGINT arrived while watching
 
 def real_interrupt() -> bool:
     """Whether a KeyboardInterrupt caught now is the user's Ctrl-C: always, unless this
-    process watches SIGINT (`sigint_handler`, `worker_process`); then only once one came."""
+    process watches SIGINT (`interrupt_handler`, `worker_process`); then only once one came."""
     return _arrived or not _watching
 
 
@@ -73,14 +73,19 @@ def _on_sigint(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-@contextmanager
-def sigint_handler(keep_ignoring: bool = True) -> Iterator[None]:
-    """Within the block, SIGINT is the user's Ctrl-C: recorded, raised once as
-    KeyboardInterrupt, ignored after that.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # Ctrl-C, kill, a closed terminal
 
-    At the end the previous handler comes back, unless a SIGINT arrived and
-    `keep_ignoring`: then SIGINT stays ignored, since the process is only winding down
-    and a second Ctrl-C must not end it by the signal (a test passes False). Outside the
+
+@contextmanager
+def interrupt_handler(keep_ignoring: bool = True) -> Iterator[None]:
+    """Within the block, SIGINT is the user's Ctrl-C: recorded, raised once as
+    KeyboardInterrupt, ignored after that. SIGTERM and SIGHUP are taken as the same
+    request to stop, so a run ended by `kill`, a CI timeout or a closed terminal winds
+    down as Ctrl-C does (exit 3, servers and workers stopped), never dies mid-write.
+
+    At the end the previous handlers come back, unless a signal arrived and
+    `keep_ignoring`: then they stay ignored, since the process is only winding down
+    and a second one must not end it by the signal (a test passes False). Outside the
     main thread, where no handler can be installed, it does nothing.
     """
     global _watching, _arrived  # noqa: PLW0603 (the process's SIGINT disposition)
@@ -88,13 +93,14 @@ def sigint_handler(keep_ignoring: bool = True) -> Iterator[None]:
         yield
         return
     saved = (_watching, _arrived)
-    previous = signal.signal(signal.SIGINT, _on_sigint)
+    previous = {signum: signal.signal(signum, _on_sigint) for signum in STOP_SIGNALS}
     _watching, _arrived = True, False
     try:
         yield
     finally:
         stays_ignored = _arrived and keep_ignoring
-        signal.signal(signal.SIGINT, signal.SIG_IGN if stays_ignored else previous)
+        for signum, before in previous.items():
+            signal.signal(signum, signal.SIG_IGN if stays_ignored else before)
         _watching, _arrived = saved
 
 
@@ -105,6 +111,8 @@ def worker_process(ignore_sigint: bool = True) -> None:
     global _watching, _arrived  # noqa: PLW0603
     if ignore_sigint:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        for signum in STOP_SIGNALS[1:]:  # the coordinator's handler, inherited by the fork:
+            signal.signal(signum, signal.SIG_DFL)  # its SIGTERM is how it ends a busy worker
     _watching, _arrived = True, False
 
 

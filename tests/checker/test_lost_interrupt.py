@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from leadercheck.checker import EndReason, Progress, Verdict, always
-from leadercheck.checker.engine.interrupts import ctrl_c_arrived, sigint_handler
+from leadercheck.checker.engine.interrupts import ctrl_c_arrived, interrupt_handler
 from leadercheck.checker.engine.settings import Sampling, unbounded
 from leadercheck.checker.parallel import partitioned
 from leadercheck.checker.result import CheckResult
@@ -54,7 +54,7 @@ class _LoseCtrlC:
 @pytest.fixture
 def handler() -> Iterator[None]:
     """The application's SIGINT handler, as `verify` installs it."""
-    with sigint_handler(keep_ignoring=False):
+    with interrupt_handler(keep_ignoring=False):
         yield
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from leadercheck.checker.engine.interrupts import real_interrupt, sigint_handler
+from leadercheck.checker.engine.interrupts import interrupt_handler, real_interrupt
 from leadercheck.checker.engine.settings import Sampling, unbounded
 from leadercheck.checker.errors import LeadercheckError, ModelError
 from leadercheck.checker.guard import GuardedModel, preflight
@@ -49,7 +49,7 @@ TEXT = {
 @pytest.fixture
 def handler() -> Iterator[None]:
     """The application's SIGINT handler, as `verify` installs it."""
-    with sigint_handler(keep_ignoring=False):
+    with interrupt_handler(keep_ignoring=False):
         yield
 
 
@@ -132,7 +132,7 @@ def test_the_engine_turns_an_escape_into_a_model_error_without_the_guard(
 
 def test_without_the_handler_a_keyboard_interrupt_is_the_users() -> None:
     """The engine as a library: a KeyboardInterrupt is Ctrl-C, as Python has it."""
-    with sigint_handler(keep_ignoring=False):
+    with interrupt_handler(keep_ignoring=False):
         assert not real_interrupt()
     assert real_interrupt()
     result = breadth_first(Escaping("interrupt", "successors"), claims("none", "x"), unbounded())
@@ -210,7 +210,7 @@ def test_os_exit_is_the_real_one_again_after_each_call() -> None:
 
 SCRIPT = """
 import os, signal, sys, time
-from leadercheck.checker.engine.interrupts import sigint_handler
+from leadercheck.checker.engine.interrupts import interrupt_handler
 from leadercheck.checker.engine.settings import unbounded
 from leadercheck.checker.search import breadth_first
 from tests.toys import Counter
@@ -220,7 +220,7 @@ def slow(state):
     time.sleep(0.01)
     return True
 
-with sigint_handler():
+with interrupt_handler():
     print("ready", flush=True)
     result = breadth_first(Counter(10**6), [always("slow", slow)], unbounded())
     print(result.end.name, flush=True)

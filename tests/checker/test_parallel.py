@@ -28,7 +28,7 @@ from leadercheck.checker import (
     check,
     sometimes,
 )
-from leadercheck.checker.engine.interrupts import sigint_handler
+from leadercheck.checker.engine.interrupts import interrupt_handler
 from leadercheck.checker.engine.settings import Reductions
 from leadercheck.checker.parallel import ProcessTransport, check_parallel
 from leadercheck.models.catalogue import lookup
@@ -296,7 +296,7 @@ def test_ctrl_c_while_workers_run_ends_them() -> None:
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     try:
-        with sigint_handler(keep_ignoring=False):
+        with interrupt_handler(keep_ignoring=False):
             result = check_parallel(_Slow(100_000), [always("ok", lambda x: True)], workers=2)
     finally:
         timer.cancel()

@@ -77,7 +77,14 @@ def refused(result: Result, text: str) -> None:
             ],
             "not on --endpoint's",
         ),
-        (["--against", "etcd", "--random", "2", "--kill-member", "leader"], "is for a trace"),
+        (
+            ["--against", "etcd", "--random", "2", "--steps", "8", "--cut-member", "leader@9"],
+            "the step is one of a schedule's (--steps), 1 to 8",
+        ),
+        (
+            ["--against", "etcd", "--random", "2", "--kill-member", "x", "--cut-member", "x"],
+            "give --kill-member or --cut-member, not both",
+        ),
     ],
 )
 def test_bad_input_is_refused_in_one_line(args: list[str], text: str) -> None:

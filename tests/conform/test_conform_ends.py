@@ -1,7 +1,7 @@
 """How `verify conform` ends against real servers when it does not end by a verdict.
 
-A real SIGINT (once, or twice 0.2 s apart) to `verify conform --random` while a schedule
-runs, or while the servers start: exit 3, one line on stderr, no traceback, the timeline
+A real SIGINT (once, or twice 0.2 s apart) or SIGTERM to `verify conform --random` while a
+schedule runs, or while the servers start: exit 3, one line on stderr, no traceback, the timeline
 of what ran written as JSON, and no server or client process left behind. A server that
 stops answering mid-run, or a port where another system answers: exit 2, one line naming
 the system and the address, not a verdict.
@@ -83,12 +83,12 @@ class Verify:
         """A schedule is running: the clients' processes are there."""
         return any(AGENT in " ".join(p.cmdline()) for p in _quietly(self.children))
 
-    def interrupt(self, again_after: float | None = None) -> None:
-        os.killpg(self.proc.pid, signal.SIGINT)
+    def interrupt(self, again_after: float | None = None, signum: int = signal.SIGINT) -> None:
+        os.killpg(self.proc.pid, signum)
         if again_after is not None:
             time.sleep(again_after)
             try:
-                os.killpg(self.proc.pid, signal.SIGINT)
+                os.killpg(self.proc.pid, signum)
             except ProcessLookupError:  # it had already finished winding down
                 pass
 
@@ -138,10 +138,15 @@ RANDOM = ("--against", "etcd", "--random", "50", "-p", "nodes=2", "--steps", "6"
 
 
 @needs("etcd")
-@pytest.mark.parametrize("again", [None, 0.2], ids=["once", "twice"])
+@pytest.mark.parametrize(
+    ("signum", "again"),
+    [(signal.SIGINT, None), (signal.SIGINT, 0.2), (signal.SIGTERM, None)],
+    ids=["once", "twice", "sigterm"],
+)
 def test_ctrl_c_during_a_random_schedule_is_exit_3_with_the_timeline(
-    tmp_path: Path, again: float | None
+    tmp_path: Path, signum: int, again: float | None
 ) -> None:
+    """SIGTERM (`kill`, a CI timeout) is the same request to stop: servers stopped too."""
     work = tmp_path / "tmp"
     work.mkdir()
     timeline = tmp_path / "t.json"
@@ -149,7 +154,7 @@ def test_ctrl_c_during_a_random_schedule_is_exit_3_with_the_timeline(
     run.wait_for(lambda: any("schedule of" in line for line in run.lines), "a first schedule")
     run.wait_for(run.agents, "the second schedule's clients")
     time.sleep(0.3)
-    run.interrupt(again_after=again)
+    run.interrupt(again_after=again, signum=signum)
     code, out, err = run.finish()
     assert code == 3, out + err
     line = one_line(err)

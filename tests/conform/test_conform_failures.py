@@ -260,7 +260,13 @@ def _walks(
     calls = {"n": 0}
 
     def fake_walk(
-        model: Any, binding: Any, world: Any, choose: Any, max_steps: int, guide: Any
+        model: Any,
+        binding: Any,
+        world: Any,
+        choose: Any,
+        max_steps: int,
+        guide: Any,
+        fault_step: int | None,
     ) -> Any:
         calls["n"] += 1
         choose([1] * 1000)  # the first move of a real walk, one of many
@@ -270,6 +276,7 @@ def _walks(
 
     class Binding:
         protocol, system = "lease-no-fencing", "etcd"
+        member_fault = None
 
     found = walks_module.random_walks(
         None,  # type: ignore[arg-type]

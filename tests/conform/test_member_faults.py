@@ -5,7 +5,9 @@ follower's death is invisible to the clients (their proxies go on to the next me
 the counterexample still conforms, its stale write landing for real. A leader's death or
 isolation is waited out until the others elect a new one, and said; the cut has its
 effect (the cut member commits nothing and the majority elects another leader), and with
-the cut a no-op the old leader stays."""
+the cut a no-op the old leader stays. In random schedules each schedule has its member
+fault (before a step it draws, or the one named), and the next schedule's start brings
+the member back (`make_whole`), so every schedule starts from a whole cluster."""
 
 from __future__ import annotations
 
@@ -81,3 +83,47 @@ def test_with_the_cut_a_no_op_the_leader_stays(monkeypatch: pytest.MonkeyPatch) 
     with servers.EtcdCluster(peer_proxies=True) as cluster:
         with pytest.raises(servers.ServerError, match="elected no leader within 10 s"):
             cluster.isolate_member("leader")
+
+
+@pytest.mark.parametrize("kind", ["kill", "cut"])
+def test_a_faulted_member_is_brought_back_whole(kind: str) -> None:
+    """Killed: started again on its data directory, it rejoins; cut: its peer links heal.
+    Either way every member answers and names the same leader, and the next fault can be
+    made; a second fault before that is refused (the cluster keeps its majority)."""
+    with servers.EtcdCluster(peer_proxies=True) as cluster:
+        fault = getattr(cluster, f"{kind}_member" if kind == "kill" else "isolate_member")
+        for _ in range(2):
+            first = fault("leader")
+            assert first.kind == kind and cluster.fault == first
+            with pytest.raises(servers.ServerError, match="is down or cut off already"):
+                fault("follower")
+            took = cluster.make_whole()
+            assert took is not None and took < 30
+            assert cluster.fault is None and cluster.make_whole() is None
+            statuses = [servers.etcd_status(port) for _, port in cluster.endpoints]
+            assert all(s is not None for s in statuses), statuses
+            assert len({s[1] for s in statuses if s is not None}) == 1, statuses
+        alive = [p for p in cluster._resources.procs if p.poll() is None]
+        assert len(alive) == 3  # the killed ones are reaped, each member runs once
+
+
+@pytest.mark.parametrize("option", ["--kill-member", "--cut-member"])
+def test_random_schedules_each_fault_a_follower_and_conform(option: str, tmp_path: Path) -> None:
+    """Each schedule kills (or cuts) a follower before a step it draws; the schedules
+    after it start from a whole cluster (else the next fault is refused: exit 2). A
+    follower's fault is invisible to the clients: every schedule conforms, and each kept
+    schedule names the option that replays it."""
+    timeline, kept = tmp_path / "run.json", tmp_path / "kept"
+    result = verify(
+        "conform", "--against", "etcd", "--random", "3", "-p", "nodes=2", "--steps", "4",
+        "--seed", "3", option, "follower", "--timeline", str(timeline), "--keep", str(kept),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "store member: the Raft follower " in result.output
+    record = json.loads(timeline.read_text())
+    assert record["verdict"] == "CONFORMS" and record["schedules_run"] == 3
+    name = option.removeprefix("--")
+    assert record["coverage"]["faults_with_effect"][f"{name} follower"] == 3
+    replays = record["kept_member_faults"]
+    assert sorted(replays) == sorted(p.name for p in kept.iterdir()) and len(replays) == 3
+    assert all(r is not None and r.startswith(f"{option} follower@") for r in replays.values())

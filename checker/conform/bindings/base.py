@@ -67,8 +67,9 @@ class Binding(ABC):
     drifting_clocks: bool = False
     #: a store member's fault outside the model (`--kill-member`, `--cut-member`): "kill"
     #: or "cut" (off from its peers), its role (the leader or a follower) and the step
-    #: before which it happens; None: every member lives and talks
-    member_fault: tuple[str, str, int] | None = None
+    #: before which it happens (None: a step drawn for each random schedule); None: every
+    #: member lives and talks
+    member_fault: tuple[str, str, int | None] | None = None
 
     def __init__(self, protocol: str, params: Mapping[str, int]) -> None:
         self.protocol = protocol
