@@ -101,9 +101,15 @@ class Report:
 
 
 def server_options(binding: Binding) -> dict[str, Any]:
-    """What the servers need started for this run: etcd's peer proxies, to cut a member."""
+    """What the servers need started for this run: etcd's peer proxies, to cut a member;
+    Redis masters' wall clocks, to make one jump."""
     fault = binding.member_fault
-    return {"peer_proxies": True} if fault is not None and fault[0] == "cut" else {}
+    options: dict[str, Any] = {}
+    if fault is not None and fault[0] == "cut":
+        options["peer_proxies"] = True
+    if binding.wall_clocks:
+        options["wall_clocks"] = True
+    return options
 
 
 def world_for(binding: Binding, running: Running, timing: Timing, log_dir: Path) -> World:

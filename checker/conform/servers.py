@@ -44,6 +44,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, NamedTuple, Self
 
+from leadercheck.checker.conform.clocks import WallClock, build_wall_clock_shim
 from leadercheck.checker.conform.proxy import FaultProxy
 
 __all__ = [
@@ -859,7 +860,9 @@ def _redis_pong(port: int) -> bool:
 
 
 class RedisServers(Server):
-    """`count` independent Redis instances (no persistence): Redlock's N masters."""
+    """`count` independent Redis instances (no persistence): Redlock's N masters, each with
+    a wall clock of its own that can jump (`clocks[i]`, through the preloaded shim that
+    `wall_clocks` asks for: Redis compares a key's absolute expiry with its wall clock)."""
 
     system = "redis"
 
@@ -870,21 +873,29 @@ class RedisServers(Server):
         startup_timeout: float = 30.0,
         *,
         redis_server: str | None = None,
+        wall_clocks: bool = False,
     ) -> None:
         if count < 1:
             raise ValueError(f"at least one Redis instance, not {count}")
         super().__init__(workdir, startup_timeout)
         self.count = count
         self._redis_server = redis_server
+        self.wall_clocks = wall_clocks
+        self.clocks: list[WallClock] = []
 
     def _start(self) -> None:
         binary = self._redis_server or shutil.which("redis-server")
         if binary is None:
             raise ServerError(available("redis") or "redis-server not found")
         procs = []
+        shim = build_wall_clock_shim(self.workdir) if self.wall_clocks else None
         for i, port in enumerate(free_ports(self.count), start=1):
             folder = self.workdir / f"r{i}"
             folder.mkdir(exist_ok=True)
+            env = None
+            if shim is not None:
+                self.clocks.append(WallClock(folder / "clock"))
+                env = {**_child_env(), **self.clocks[-1].environment(shim)}
             argv: list[str | Path] = [
                 binary,
                 "--port", str(port),
@@ -895,7 +906,7 @@ class RedisServers(Server):
                 "--daemonize", "no",
                 "--protected-mode", "no",
             ]  # fmt: skip
-            procs.append(self._spawn(f"r{i}", argv))
+            procs.append(self._spawn(f"r{i}", argv, env=env))
             self.endpoints.append((HOST, port))
         ports = [port for _, port in self.endpoints]
         up: set[int] = set()

@@ -1,8 +1,9 @@
 """The tutorial's Redlock (examples/redlock.py) made real on five Redis masters.
 
 Kleppmann's two scenarios, as the model found them, happen on real Redis: the GC pause
-(a checked write lands after the next holder's) and the clock jump (emulated on the master:
-its key expires early, and two clients both count three OKs). A TTL granted twice as long
+(a checked write lands after the next holder's) and the clock jump (a master's own wall
+clock jumps, through the preloaded shim: its key expires early, and two clients both count
+three OKs). A TTL granted twice as long
 as the model's is caught at the tick where the model's keys expire and Redis's do not.
 """
 
@@ -73,10 +74,11 @@ def test_gc_pause_stale_write_conforms() -> None:
 
 
 def test_clock_jump_two_holders_conforms() -> None:
-    """C's key expires early (emulated jump); n2 and then n1 each count three OKs."""
+    """C's key expires early (C's wall clock jumps); n2 and then n1 each count three OKs."""
     report = run(TRACES / "redlock.json")
     assert report.result.verdict == "CONFORMS", timeline(report)
     jump = report.result.entries[6]
+    assert "clock=the master's own" in jump.real_event and "jump_ms=2000" in jump.real_event
     assert jump.observed["C"] == "free" and jump.observed["call"] == "n1's key expires at once"
     assert calls(report)[-2:] == ["OK; 3 of 5 OK: held", "taken by n2; 3 of 5 OK: held"]
 
@@ -120,3 +122,23 @@ def test_wrong_ttl_mapping_diverges_at_a_tick() -> None:
     where = report.result.divergence
     assert where is not None and where.model_event.startswith("clock: tick")
     assert "A: the model says 'free', the real system 'held by n1'" in where.differences()
+
+
+def test_a_masters_wall_clock_jumps_for_real_and_alone() -> None:
+    """The fault has its effect on the one master: its TIME leaps ahead and a key's PX
+    runs out at once there, while the master beside it keeps real time and the key."""
+    import redis  # noqa: PLC0415 (the conform extra's client library)
+
+    from leadercheck.checker.conform.servers import RedisServers  # noqa: PLC0415
+
+    with RedisServers(count=2, wall_clocks=True) as masters:
+        jumping, steady = (redis.Redis(host=h, port=p) for h, p in masters.endpoints)
+        for conn in (jumping, steady):
+            assert conn.set("lock", "n1", px=60_000)
+        before = jumping.time()[0]
+        masters.clocks[0].jump(60_000)
+        assert masters.clocks[0].ahead_ms == 60_000 and masters.clocks[1].ahead_ms == 0
+        assert jumping.time()[0] - before >= 60
+        assert abs(steady.time()[0] - before) <= 2
+        assert jumping.get("lock") is None
+        assert steady.get("lock") == b"n1" and steady.pttl("lock") > 50_000

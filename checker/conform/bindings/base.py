@@ -65,6 +65,9 @@ class Binding(ABC):
     #: whether the model's `drift` step (a node's clock loses a tick) is made real: each
     #: client process then runs on a clock the harness can set back (clocks.py)
     drifting_clocks: bool = False
+    #: the store's servers run with wall clocks the harness can make jump (a Redis master's:
+    #: clocks.WallClock), when they are started here
+    wall_clocks: bool = False
     #: a store member's fault outside the model (`--kill-member`, `--cut-member`): "kill"
     #: or "cut" (off from its peers), its role (the leader or a follower) and the step
     #: before which it happens (None: a step drawn for each random schedule); None: every

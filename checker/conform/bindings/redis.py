@@ -10,21 +10,22 @@ client's own. The PX is the model's ttl in ticks, in real milliseconds (Timing);
 margin is the model's drift in ticks, unscaled.
 
 Faults. A pause is SIGSTOP of the client's process (the harness's). A clock jump on a
-master is EMULATED: Redis keeps a key's expiry as an absolute Unix time (PEXPIRETIME shows
-it) and compares it with its wall clock, which a test cannot move for one process of five
-without root or libfaketime under the server. For the lock key a jump of J ms is its expiry
-brought J ms earlier, so the jump is a script on that master that does exactly that, with
-J the whole TTL (the model's "its key expires at once"), no earlier than 1 ms from now so
-that Redis's own expiry removes the key. Other keys on that master (the storage lives on A)
-have no expiry, so a real jump would not touch them either. The script runs in an extra
-process, "clock", which is no model node and is never paused. The fact compared afterwards
-is the real one: the master's GET finds no key.
+master is that master's own wall clock jumping: each master the harness starts runs with
+a shim preloaded (clocks.WallClock, wallclock.c) that adds the offset in its clock file
+to the wall clock, and Redis keeps a key's expiry as an absolute Unix time compared with
+that clock. The model's jump ("its key expires at once") moves the clock the whole TTL
+ahead, on that master alone; every key there with an expiry sees it (the storage, on A,
+has none). Servers given with --endpoint are not ours to preload: there the jump is
+emulated on the lock key, its expiry brought the TTL earlier (no earlier than 1 ms from
+now, so that Redis's own expiry removes the key), and the call's result says which. The
+jump runs in an extra process, "clock", which is no model node and is never paused. The
+fact compared afterwards is the real one: the master's GET finds no key.
 
 What reproduces: every committed counterexample, for real. `redlock-gc-pause.json` (a
 checked write, SIGSTOP, the keys expire in Redis, the other client takes the lock and
 writes, the late write lands), `redlock.json` (C's key expires early, both clients count
 three OKs and believe they hold the lock) and `redlock.no-stale-write.json` (the same, then
-both write) conform, the clock jump being emulated as above. `redlock-timing-ok` has no
+both write) conform, the clock jump made real as above. `redlock-timing-ok` has no
 counterexample (every claim HOLDS); any of its schedules can be run.
 
 Facts: per master, who holds the lock key (a real GET; the value names its client); the
@@ -86,6 +87,7 @@ class Redlock(Binding):
     system = "redis"
     #: "clock jump" is made real by the binding's own op (jump_<M>), the rest by the harness
     faults = frozenset({"pause", "resume", "tick", "clock jump"})
+    wall_clocks = True
     endpoints = len(MASTERS)  # the five masters, in order A..E; the storage is on A
     user_clients = True  # n1 and n2 (the clock process is always the harness's own)
     harness_nodes = (CLOCK,)
@@ -119,6 +121,8 @@ class Redlock(Binding):
             "storage_log_key": keys.storage_log,
             "epoch_key": keys.ghost,
             "timeout": world.timing.call_timeout / 2,
+            # the masters' wall-clock files, for the clock process (none: servers not ours)
+            "clock_files": [str(c.path) for c in getattr(world.server, "clocks", ())],
         }
 
     def reset(self, world: World) -> None:

@@ -21,7 +21,7 @@ It exists so that a late write of an older lock can be seen in the log, nothing 
 
 The process started with `"role": "clock"` is not a model node: it plays the masters'
 clocks (`op_jump_<M>`), so a clock jump never waits on a paused client (see
-bindings/redis.py for how a jump is emulated).
+bindings/redis.py for how a jump is made).
 """
 
 from __future__ import annotations
@@ -29,9 +29,12 @@ from __future__ import annotations
 import time
 import uuid
 from functools import partialmethod
+from pathlib import Path
 from typing import Any
 
 import redis
+
+from leadercheck.checker.conform.clocks import WallClock
 
 MASTERS = "ABCDE"
 MAJORITY = 3
@@ -46,7 +49,8 @@ end
 return 0
 """
 
-#: a clock jump of ARGV[1] ms on this master, as the lock key sees it: Redis keeps a key's
+#: on masters not started here (--endpoint), whose clock cannot be made to jump: a clock
+#: jump of ARGV[1] ms on this master, as the lock key sees it: Redis keeps a key's
 #: expiry as an absolute Unix time and compares it with its wall clock, so a clock jumping
 #: J ms ahead is the same, for the key, as its expiry brought J ms earlier. No earlier than
 #: 1 ms from now, so Redis's own expiry removes the key. Returns the value the key held
@@ -97,6 +101,7 @@ class Client:
         self.storage = connect(config["storage"], timeout)
         self.unlock_script = [m.register_script(UNLOCK) for m in self.masters]
         self.jump_script = [m.register_script(JUMP) for m in self.masters]
+        self.clocks = [WallClock(Path(f)) for f in config.get("clock_files") or ()]
         self.values: list[str] = []  # every value it has SET: unlock deletes any of them
         self.value = ""
         self.asked = 0  # masters asked in the attempt under way
@@ -186,9 +191,17 @@ class Client:
     # -- the masters' clocks (the "clock" process only) ---------------------------
 
     def _jump(self, m: int) -> dict[str, Any]:
-        """The model's jump ("its key expires at once"): a jump of the whole TTL."""
-        value = self.jump_script[m](keys=[self.keys.lock], args=[self.ttl_ms])
-        return {"expired": owner_of(value), "jump_ms": self.ttl_ms}
+        """The model's jump ("its key expires at once"): master m's wall clock jumps the
+        whole TTL ahead, for real where the harness started the masters (their clock
+        files), else emulated on the lock key (servers given with --endpoint)."""
+        if not self.clocks:
+            value = self.jump_script[m](keys=[self.keys.lock], args=[self.ttl_ms])
+            return {"expired": owner_of(value), "jump_ms": self.ttl_ms, "clock": "emulated"}
+        master = self.masters[m]
+        value, left = master.get(self.keys.lock), master.pttl(self.keys.lock)
+        self.clocks[m].jump(self.ttl_ms)
+        expired = owner_of(value) if value is not None and left > 0 else None
+        return {"expired": expired, "jump_ms": self.ttl_ms, "clock": "the master's own"}
 
     op_jump_A = partialmethod(_jump, 0)
     op_jump_B = partialmethod(_jump, 1)
