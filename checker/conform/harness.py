@@ -104,7 +104,7 @@ class Conformance:
     #: then each action and state), for keeping the schedule as a trace
     path: tuple[Any, tuple[tuple[Action, Any], ...]] | None = None
     dangerous_steps: int = 0  # steps taken where safety rested on the client (guidance.py)
-    member_fault: str | None = None  # "kill-member before step 3": a store member's fault
+    member_fault: str | None = None  # "--kill-member leader@3": how to replay its fault
     timing: Timing | None = None  # the time mapping the run used (its window may be wider)
 
     def breaks(self) -> dict[str, Broken]:
@@ -323,7 +323,9 @@ def begin(binding: Binding, world: World) -> None:
     a link per node, a client process per node, the timeline's clock from now. The caller
     closes the world whatever happens (a client that fails to start included)."""
     if binding.member_fault is not None and world.server is not None:
-        world.server.make_whole()  # the member an earlier schedule killed or cut, back
+        took = world.server.make_whole()  # the member an earlier schedule killed or cut
+        if took is not None:
+            world.started_as += f" (the store member faulted before brought back in {took:g} s)"
     binding.reset(world)
     world.open_links()
     if binding.member_fault is not None:
@@ -389,7 +391,7 @@ def run_trace(
                 0,
                 0,
                 "initial state",
-                "servers and clients started",
+                world.started_as,
                 world.now(),
                 first,
                 observed,

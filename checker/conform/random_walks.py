@@ -187,7 +187,7 @@ def walk(
                 0,
                 0,
                 "initial state",
-                "servers and clients started",
+                world.started_as,
                 world.now(),
                 initial[0],
                 observed,

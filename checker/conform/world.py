@@ -75,6 +75,7 @@ class World:
     clocks: dict[str, FakeClock] = field(default_factory=dict)  # nodes whose clocks drift
     server: Any = None  # the servers started for the run (None: the user's --endpoint)
     fault_step: int | None = None  # the step a store member is killed or cut before
+    started_as: str = "servers and clients started"  # the timeline's first real event
     started: float = field(default_factory=time.monotonic)
 
     def now(self) -> float:

@@ -127,3 +127,30 @@ def test_random_schedules_each_fault_a_follower_and_conform(option: str, tmp_pat
     replays = record["kept_member_faults"]
     assert sorted(replays) == sorted(p.name for p in kept.iterdir()) and len(replays) == 3
     assert all(r is not None and r.startswith(f"{option} follower@") for r in replays.values())
+
+
+def test_each_schedule_starts_whole_and_says_so(tmp_path: Path) -> None:
+    """Two schedules on one cluster, each killing the leader before its first step: the
+    second finds the first's member brought back, and its timeline's start says so."""
+    from leadercheck.checker.conform.bindings import binding_for  # noqa: PLC0415
+    from leadercheck.checker.conform.random_walks import walk  # noqa: PLC0415
+    from leadercheck.checker.conform.run import running_servers, world_for  # noqa: PLC0415
+    from leadercheck.checker.conform.world import Timing  # noqa: PLC0415
+    from leadercheck.checker.protocols import built_in  # noqa: PLC0415
+
+    entry = built_in().lookup("lease-no-fencing")
+    params = dict(entry.resolve({"nodes": "2"}))
+    binding = binding_for(entry.name, "etcd", params)
+    binding.member_fault = ("kill", "leader", None)
+    timing = binding.settled(Timing())
+    runs = []
+    with running_servers("etcd", None) as running:
+        for _ in range(2):
+            world = world_for(binding, running, timing, tmp_path)
+            runs.append(walk(entry.build(params), binding, world, lambda w: 0, 1, None, 1))
+        assert running.server.fault is not None  # the second's member, down to the stop
+    first, second = (run.entries[0].real_event for run in runs)
+    assert first == "servers and clients started"
+    assert second.startswith("servers and clients started (the store member faulted before")
+    assert all(run.member_fault == "--kill-member leader@1" for run in runs)
+    assert all("its Raft leader, SIGKILLed" in run.entries[1].real_event for run in runs)
