@@ -1,4 +1,5 @@
-/* A process's wall clock, shifted by an offset the harness sets (checker/conform/wallclock.py).
+/* A process's wall clock, shifted by an offset the harness sets (WallClock, in
+   checker/conform/clocks.py).
 
    Preloaded (LD_PRELOAD) into a Redis master, so that a clock jump on that one master is
    real: Redis compares a key's absolute expiry with its wall clock. libfaketime does this
