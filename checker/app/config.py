@@ -2,9 +2,11 @@
 
 Every file is read and checked (format, knobs, environment, expectations) and every
 output path is checked before any model runs, so bad input is one line, exit 2, with
-nothing written. Exit codes: 0 every claim SAFE (with --all: every verdict as expected),
-1 a claim UNSAFE or a system rule broken (with --all: a verdict other than expected),
-3 a claim UNDECIDED or the run interrupted.
+nothing written. A file may configure several leader elections (a Deployment's sidecars, a
+kubeadm configuration's controller manager and scheduler): each is judged. Exit codes: 0
+every claim SAFE (with --all: every verdict as expected), 1 a claim UNSAFE or a system rule
+broken (with --all: a verdict other than expected), 3 a claim UNDECIDED (a knob it rests on
+cannot be read), the run interrupted, or (with --all) a file that cannot be judged.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from leadercheck.checker.config.judge import (
     Judgement,
     judge,
 )
-from leadercheck.checker.config.knobs import SYSTEMS, Configuration, load_configuration
+from leadercheck.checker.config.knobs import Configuration, load_configurations
+from leadercheck.checker.config.questions import timing_of
+from leadercheck.checker.config.systems import SYSTEMS
 from leadercheck.checker.engine.interrupts import real_interrupt
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.render.context import TraceContext, seconds_text
@@ -61,8 +65,8 @@ def _environment_options() -> list[click.Option]:
     "config",
     params=[
         click.Argument(["target"], metavar="FILE|DIR", type=click.Path(path_type=Path)),
-        Once(["--system"], type=click.Choice(SYSTEMS), help="The system the file configures "
-             "(inferred from the file when not given)."),
+        Once(["--system"], type=click.Choice(list(SYSTEMS)), help="The system the file "
+             "configures (inferred from the file when not given)."),
         click.Option(["--all", "gate"], is_flag=True, help="Gate every configuration in the "
                      "directory DIR against the verdicts each expects (leadercheck.expect)."),
         Once(["--out"], type=click.Path(path_type=Path), default=Path("counterexamples"),
@@ -88,10 +92,21 @@ def config_command(
     margin, or UNSAFE with the shortest counterexample drawn in seconds."""
     if junit is not None and not gate:
         raise LeadercheckError("--junit goes with --all (a gate's report)")
-    paths = _directory(target) if gate else [target]
     if not gate and target.is_dir():
         raise LeadercheckError(f"{target} is a directory: give a file, or --all {target}")
-    configs = [_with_options(load_configuration(p, system), environment) for p in paths]
+    options = _options(environment)
+    configs: list[Configuration] = []
+    unjudged: list[tuple[str, str]] = []  # (file, why) the gate lists
+    for path in _directory(target) if gate else [target]:
+        try:
+            configs += [_with_options(c, options) for c in load_configurations(path, system)]
+        except LeadercheckError as exc:
+            if not gate:
+                raise
+            unjudged.append((str(path), str(exc).removeprefix(f"{path}: ")))
+    if gate and not configs:
+        why = "; ".join(f"{f}: {w}" for f, w in unjudged[:3])
+        raise LeadercheckError(f"{target}: nothing to judge ({why})")
     output_dir(out, "--out")
     if junit is not None:
         output_file(junit, "--junit")
@@ -99,8 +114,10 @@ def config_command(
     cut = False  # a Ctrl-C between two searches: the judging so far is still reported
     try:
         for config in configs:
+            if not as_json:
+                warn(f"{config.title}: {config.program}")
             judgement = judge(config, progress=None if as_json else warn)
-            judgements.append((judgement, _write_charts(judgement, out)))
+            judgements.append((judgement, _write_charts(judgement, out, len(configs) > 1)))
             if judgement.interrupted:
                 break
     except KeyboardInterrupt:
@@ -109,14 +126,27 @@ def config_command(
         cut = True
     interrupted = cut or any(j.interrupted for j, _ in judgements)
     if gate:
-        return _gate(judgements, junit, as_json, interrupted, len(configs))
-    judgement, charts = judgements[0]
-    regions = _regions(judgement)
+        return _gate(judgements, unjudged, junit, as_json, interrupted, len(configs))
+    regions = [_regions(j) for j, _ in judgements]
     if as_json:
-        say(json.dumps(_json(judgement, charts, regions), indent=2, sort_keys=True))
+        docs = [_json(j, charts, r) for (j, charts), r in zip(judgements, regions, strict=True)]
+        doc = docs[0] if len(docs) == 1 else {
+            "file": str(target), "verdict": _worst(judgements, interrupted), "elections": docs}
+        say(json.dumps(doc, indent=2, sort_keys=True))
     else:
-        say("\n".join(report_lines(judgement, charts, regions)))
-    return 3 if interrupted else EXIT[judgement.verdict]
+        blocks = [report_lines(j, charts, r) for (j, charts), r in
+                  zip(judgements, regions, strict=True)]  # fmt: skip
+        say("\n\n".join("\n".join(b) for b in blocks))
+    if interrupted:
+        return 3
+    return EXIT[_worst(judgements, False)]
+
+
+def _worst(judgements: Sequence[tuple[Judgement, Any]], interrupted: bool) -> str:
+    if interrupted:
+        return "INCOMPLETE"
+    verdicts = {j.verdict for j, _ in judgements}
+    return next((v for v in (UNSAFE, UNDECIDED) if v in verdicts), SAFE)
 
 
 def _directory(target: Path) -> list[Path]:
@@ -137,19 +167,29 @@ def _directory(target: Path) -> list[Path]:
     return found
 
 
-def _with_options(config: Configuration, given: Mapping[str, str | None]) -> Configuration:
+def _options(given: Mapping[str, str | None]) -> dict[str, float]:
+    """The environment the command line states (each checked before any file is read)."""
+    return {
+        name: environment_value(name, raw, f"--{name.replace('_', '-')}")
+        for name, raw in given.items()
+        if raw is not None
+    }
+
+
+def _with_options(config: Configuration, values: Mapping[str, float]) -> Configuration:
     """The environment the command line states instead of the file's (or the default)."""
-    values: dict[str, float] = {}
-    for name, raw in given.items():
-        if raw is None:
-            continue
-        values[name] = environment_value(name, raw, f"--{name.replace('_', '-')}")
     return replace(config, environment=replace(config.environment, **values))
 
 
-def _write_charts(judgement: Judgement, out: Path) -> dict[str, list[str]]:
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "-" for c in text).strip("-")[:60]
+
+
+def _write_charts(judgement: Judgement, out: Path, several: bool) -> dict[str, list[str]]:
     """Each UNSAFE claim's counterexample as JSON, DOT and SVG, its time column in seconds."""
-    stem = Path(judgement.config.source).stem
+    config = judgement.config
+    stem = Path(config.source).stem + (f".{_slug(config.name)}" if config.name and several
+                                       else "")  # fmt: skip
     written: dict[str, list[str]] = {}
     for f in judgement.findings:
         if f.verdict != UNSAFE or f.run is None or f.run.outcome.trace is None:
@@ -159,7 +199,7 @@ def _write_charts(judgement: Judgement, out: Path) -> dict[str, list[str]]:
             run.protocol,
             run.params,
             run.outcome,
-            title=f"{judgement.config.source}: {f.claim} UNSAFE ({run.protocol}, a tick is "
+            title=f"{config.title}: {f.claim} UNSAFE ({run.protocol}, a tick is "
             f"{seconds_text(run.tick)} s)",
             tick_seconds=run.tick,
         )
@@ -172,11 +212,12 @@ def _write_charts(judgement: Judgement, out: Path) -> dict[str, list[str]]:
 
 def _regions(judgement: Judgement) -> dict[str, list[str]]:
     """z3's safe region around the configuration, by claim (z3 is loaded only here)."""
-    if judgement.interrupted:
+    stale = judgement.finding(STALE)
+    if judgement.interrupted or stale is None or stale.lines[0].startswith("cannot tell"):
         return {}
     from leadercheck.checker.config.region import stale_leader_region
 
-    region = stale_leader_region(judgement.config.system, judgement.values)
+    region = stale_leader_region(judgement.config, timing_of(judgement.config), judgement.values)
     return {STALE: region.lines()}
 
 
@@ -184,13 +225,19 @@ def report_lines(
     judgement: Judgement, charts: Mapping[str, Sequence[str]], regions: Mapping[str, list[str]]
 ) -> list[str]:
     c = judgement.config
-    knobs = ", ".join(_knob(name, value) for name, value in c.knobs.items())
-    lines = [f"{c.source}: {c.system} ({knobs})"]
-    if c.defaulted:
-        lines.append(f"  defaults taken for: {', '.join(c.defaulted)}")
+    system = SYSTEMS[c.system]
+    facts = ", ".join(f"{k} {v}" for k, v in c.facts.items() if k != "operator")
+    lines = [f"{c.title}: {system.title}, {c.program}" + (f" ({facts})" if facts else "")]
+    width = max((len(k.label) for k in c.knobs.values()), default=0)
+    texts = [k.text() if k.readable else "cannot be read" for k in c.knobs.values()]
+    room = max((len(t) for t in texts), default=0)
+    for knob, value in zip(c.knobs.values(), texts, strict=True):
+        where = knob.origin if knob.readable else knob.problem
+        lines.append(f"  {knob.label:<{width}}  {value:<{room}}  {where}")
+    lines += [f"  note: {note}" for note in (*c.notes, *judgement.notes)]
     lines.append(f"  environment: {'; '.join(c.environment.lines())}")
     for f in judgement.findings:
-        lines.append(f"{f.verdict:<9} {f.claim}: {f.lines[0] if f.lines else ''}")
+        lines.append(f"{f.verdict:<9} {f.claim}: {f.lines[0] if f.lines else ''}{f.rests_on}")
         lines += [f"          {line}" for line in f.lines[1:]]
         if f.claim == STALE:
             lines += [f"          {line}" for line in regions.get(STALE, ())]
@@ -206,25 +253,21 @@ def report_lines(
     return lines
 
 
-def _knob(name: str, value: float) -> str:
-    if name in ("synchronous_mode", "consul"):
-        return f"{name} {'on' if value else 'off'}"
-    if name in ("maximum_lag_on_failover", "retry_count", "masters"):
-        return f"{name} {value:.0f}"
-    if name == "drift_factor":
-        return f"{name} {value:g}"
-    return f"{name} {seconds_text(value)} s"
-
-
 def _json(
     judgement: Judgement, charts: Mapping[str, Sequence[str]], regions: Mapping[str, list[str]]
 ) -> dict[str, Any]:
     c = judgement.config
     return {
         "file": c.source,
+        "election": c.name,
         "system": c.system,
-        "knobs": dict(c.knobs),
+        "program": c.program,
+        "facts": dict(c.facts),
+        "knobs": {n: k.value for n, k in c.knobs.items()},
+        "origins": {n: (k.origin if k.readable else k.problem) for n, k in c.knobs.items()},
         "defaulted": list(c.defaulted),
+        "unreadable": [n for n, k in c.knobs.items() if not k.readable],
+        "notes": [*c.notes, *judgement.notes],
         "environment": {name: getattr(c.environment, name) for name in ENVIRONMENT},
         "verdict": "INCOMPLETE" if judgement.interrupted else judgement.verdict,
         "claims": [
@@ -236,7 +279,8 @@ def _json(
 
 
 def _finding_json(f: Finding, written: Sequence[str], region: Sequence[str]) -> dict[str, Any]:
-    doc: dict[str, Any] = {"claim": f.claim, "verdict": f.verdict, "lines": list(f.lines)}
+    doc: dict[str, Any] = {"claim": f.claim, "verdict": f.verdict, "lines": list(f.lines),
+                           "defaults": list(f.defaults)}  # fmt: skip
     if region:
         doc["region"] = [line.strip() for line in region]
     if f.run is not None:
@@ -267,14 +311,16 @@ class GateRow(NamedTuple):
 
 def _gate(
     judgements: list[tuple[Judgement, dict[str, list[str]]]],
+    unjudged: list[tuple[str, str]],
     junit: Path | None,
     as_json: bool,
     interrupted: bool,
     total: int,
 ) -> int:
-    """Each file's verdicts against what it expects (SAFE unless `leadercheck.expect`)."""
+    """Each file's verdicts against what it expects (SAFE unless `leadercheck.expect`), and
+    the files that cannot be judged, with why."""
     rows = [
-        GateRow(j.config.source, f.claim, j.config.expected.get(f.claim, SAFE), f.verdict, f)
+        GateRow(j.config.title, f.claim, j.config.expected.get(f.claim, SAFE), f.verdict, f)
         for j, _ in judgements
         for f in j.findings
         if not f.interrupted  # the claim the Ctrl-C cut short was not judged
@@ -283,27 +329,32 @@ def _gate(
     if junit is not None:
         cases = [
             JunitCase(r.source, r.claim, None, "" if r.ok else f"expected {r.expected}, "
-                      f"got {r.got}", "\n".join(r.finding.lines))
+                      f"got {r.got}", "\n".join(r.finding.lines) + r.finding.rests_on)
             for r in rows
-        ]  # fmt: skip
+        ] + [JunitCase(f, "read", None, f"cannot judge: {why}", why) for f, why in unjudged]  # fmt: skip
         files.write_text(junit, junit_suite("leadercheck-config", cases), "--junit")
     if as_json:
         doc = {
-            "passed": not failed and not interrupted,
+            "passed": not failed and not interrupted and not unjudged,
             "interrupted": interrupted,
             "configurations": [_json(j, charts, {}) for j, charts in judgements],
+            "unjudged": [{"file": f, "why": why} for f, why in unjudged],
         }
         say(json.dumps(doc, indent=2, sort_keys=True))
     else:
         for r in rows:
             said = f" ({r.finding.lines[0]})" if not r.ok and r.finding.lines else ""
             mark = "ok  " if r.ok else "DIFF"
-            say(f"{mark} {r.source} {r.claim}: expected {r.expected}, got {r.got}{said}")
+            say(f"{mark} {r.source} {r.claim}: expected {r.expected}, got {r.got}{said}"
+                f"{r.finding.rests_on}")  # fmt: skip
+        for f, why in unjudged:
+            say(f"SKIP {f}: cannot judge: {why}")
         if interrupted:
             say(f"interrupted after {len(judgements)} of {total} configurations")
-        say(f"{len(rows) - len(failed)} of {len(rows)} verdicts as expected")
+        tail = f"; {len(unjudged)} file(s) cannot be judged" if unjudged else ""
+        say(f"{len(rows) - len(failed)} of {len(rows)} verdicts as expected{tail}")
     if interrupted:
         return 3
-    if failed and all(r.got == UNDECIDED for r in failed):
-        return 3
-    return 1 if failed else 0
+    if failed and not all(r.got == UNDECIDED for r in failed):
+        return 1
+    return 3 if failed or unjudged else 0

@@ -9,10 +9,12 @@ from __future__ import annotations
 import math
 import re
 
+from leadercheck.checker.config.document import shown
 from leadercheck.checker.errors import LeadercheckError
 
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-_PART = re.compile(r"([0-9]{1,9}(?:\.[0-9]{1,9})?)(ms|s|m|h)")
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+LONGEST = 1_000_000.0  # seconds (11.6 days): past any timeout a leader election runs on
+_PART = re.compile(r"([0-9]{1,9}(?:\.[0-9]{0,9})?|\.[0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)")
 _NUMBER = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,9})?")
 
 
@@ -20,7 +22,7 @@ def seconds(value: object, knob: str, unit: float = 1.0) -> float:
     """`value` in seconds: a number (in `unit` seconds: 0.001 for milliseconds), or a Go
     duration string such as `15s`, `1m30s` or `500ms`."""
     if isinstance(value, bool):
-        raise LeadercheckError(f"{knob}: expected a duration, got {value!r}")
+        raise LeadercheckError(f"{knob}: expected a duration, got {shown(value)}")
     if isinstance(value, int | float):
         number = float(value) * unit
     elif isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
@@ -34,12 +36,17 @@ def seconds(value: object, knob: str, unit: float = 1.0) -> float:
             at = found.end()
         if at != len(text):
             raise LeadercheckError(
-                f"{knob}: {value!r} is not a duration (write 15s, 1m30s or 500ms)"
+                f"{knob}: {shown(value)} is not a duration (write 15s, 1m30s or 500ms)"
             )
     else:
-        raise LeadercheckError(f"{knob}: expected a duration, got {value!r}")
+        raise LeadercheckError(f"{knob}: expected a duration, got {shown(value)}")
     if not math.isfinite(number) or number < 0:
-        raise LeadercheckError(f"{knob}: {value!r} must be a non-negative duration")
+        raise LeadercheckError(f"{knob}: {shown(value)} must be a non-negative duration")
+    if number > LONGEST:
+        raise LeadercheckError(
+            f"{knob}: {shown(value)} is {number:.3g} s, past any timeout a leader election runs "
+            f"on (at most {LONGEST:,.0f} s)"
+        )
     return number
 
 
@@ -48,7 +55,7 @@ def period(value: object, knob: str, unit: float = 1.0) -> float:
     them, and the systems refuse it or read it as a different setting)."""
     number = seconds(value, knob, unit)
     if number <= 0:
-        raise LeadercheckError(f"{knob}: {value!r} must be a positive duration")
+        raise LeadercheckError(f"{knob}: {shown(value)} must be a positive duration")
     return number
 
 
@@ -58,7 +65,7 @@ def count(value: object, knob: str, low: int = 0) -> int:
         isinstance(value, int)
         or (isinstance(value, str) and value.strip().isascii() and value.strip().isdigit())
     ):
-        raise LeadercheckError(f"{knob}: expected a whole number, got {value!r}")
+        raise LeadercheckError(f"{knob}: expected a whole number, got {shown(value)}")
     number = int(value)
     if number < low:
         raise LeadercheckError(f"{knob}: {number} is below {low}")
@@ -68,13 +75,13 @@ def count(value: object, knob: str, low: int = 0) -> int:
 def fraction(value: object, knob: str) -> float:
     """A rate such as a clock-drift factor: 0.01, or 1%."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise LeadercheckError(f"{knob}: expected a number such as 0.01, got {value!r}")
+        raise LeadercheckError(f"{knob}: expected a number such as 0.01, got {shown(value)}")
     text = str(value).strip()
     scale = 1.0
     if text.endswith("%"):  # 1% is 0.01
         text, scale = text[:-1].strip(), 0.01
     if not _NUMBER.fullmatch(text):
-        raise LeadercheckError(f"{knob}: {value!r} is not a number such as 0.01 or 1%")
+        raise LeadercheckError(f"{knob}: {shown(value)} is not a number such as 0.01 or 1%")
     number = float(text) * scale
     if number >= 1:
         raise LeadercheckError(f"{knob}: {number} must be below 1 (0.01 is 1%)")

@@ -5,6 +5,11 @@ the numbers need (`resolution.py`): SAFE when the model holds with every duratio
 against the claim, UNSAFE when it fails with every duration rounded for it (its trace is
 then a real schedule, drawn in seconds), UNDECIDED when no tick within the size cap
 separates the two (the margin is below the finest tick tried). Nothing is sampled.
+
+A claim rests on the knobs its formulas read: if one of them cannot be read (a template
+placeholder, a unit the program refuses, a place leadercheck does not read that may set it)
+the claim is UNDECIDED and says which; every knob taken by default is named on the claim's
+verdict line.
 """
 
 from __future__ import annotations
@@ -14,11 +19,12 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from leadercheck.checker.config.knobs import CLAIMS, Configuration
-from leadercheck.checker.config.questions import TIMINGS, Timing, values_of
+from leadercheck.checker.config.questions import reads, timing_of, values_of
+from leadercheck.checker.config.reading import Knob
 from leadercheck.checker.config.resolution import Duration, in_ticks, tick_lengths
-from leadercheck.checker.config.rules import broken_rules
+from leadercheck.checker.config.systems import SYSTEMS
+from leadercheck.checker.config.systems.base import Timing
 from leadercheck.checker.engine.interrupts import ctrl_c_arrived
-from leadercheck.checker.measure import measure
 from leadercheck.checker.protocols import Catalogue, built_in
 from leadercheck.checker.result import EndReason, PropertyResult, Verdict
 from leadercheck.checker.search import check
@@ -26,6 +32,7 @@ from leadercheck.checker.search import check
 SAFE, UNSAFE, UNDECIDED = "SAFE", "UNSAFE", "UNDECIDED"
 RULES, STALE, FALSE_FAILOVER, LOST_ACK = CLAIMS
 RENEWAL = {"nodes": 2, "tokens": 2, "pauses": 1}  # a leader and a standby; one pause
+Values = Mapping[str, float]
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,12 @@ class Finding:
     lines: tuple[str, ...]  # what it means, with the numbers
     run: Run | None = None  # the deciding search (its trace when UNSAFE)
     interrupted: bool = False
+    defaults: tuple[str, ...] = ()  # the knobs taken by default it rests on, said
+
+    @property
+    def rests_on(self) -> str:
+        """`(by default: leaseDuration 60 s (cert-manager's default))`, or nothing."""
+        return f" (by default: {'; '.join(self.defaults)})" if self.defaults else ""
 
 
 @dataclass(frozen=True)
@@ -57,6 +70,7 @@ class Judgement:
     failover: tuple[str, ...] = ()  # the worst failover time, in words
     values: Mapping[str, float] = field(default_factory=dict)
     stopped: bool = False  # the user's Ctrl-C ended the judging before its end
+    notes: tuple[str, ...] = ()  # what the system makes of the values (clamps, negotiation)
 
     @property
     def verdict(self) -> str:
@@ -77,50 +91,110 @@ class Judgement:
 Progress = Callable[[str], None]
 
 
+@dataclass(frozen=True)
+class Question:
+    """One claim's inputs: the knobs it reads, and whether it can be answered."""
+
+    claim: str
+    reads: tuple[str, ...]
+    knobs: Mapping[str, Knob]
+    unknown: frozenset[str]  # knobs that cannot be known
+
+    @property
+    def blocked(self) -> list[str]:
+        """Why it cannot be answered: each unreadable knob it reads, those that cannot be
+        read for one reason named together."""
+        why: dict[str, list[str]] = {}
+        for n in self.reads:
+            knob = self.knobs.get(n)
+            if knob is not None and (not knob.readable or n in self.unknown):
+                problem = knob.problem or "the system adjusts it together with a knob that " \
+                    "cannot be read"
+                why.setdefault(problem, []).append(knob.label)
+        return [f"{', '.join(labels)}: {problem}" for problem, labels in why.items()]
+
+    @property
+    def defaults(self) -> tuple[str, ...]:
+        return tuple(self.knobs[n].said() for n in self.reads
+                     if n in self.knobs and self.knobs[n].default and self.knobs[n].readable)  # fmt: skip
+
+    def cannot_tell(self) -> Finding:
+        return Finding(self.claim, UNDECIDED, (f"cannot tell: {'; '.join(self.blocked)}",),
+                       defaults=self.defaults)  # fmt: skip
+
+
 def judge(config: Configuration, progress: Progress | None = None) -> Judgement:
     """Every claim the system has, in order; a Ctrl-C ends the judging where it is."""
     catalogue = built_in()
-    values = values_of(config)
-    timing = TIMINGS[config.system]
+    values, adjusted, unknown = values_of(config)
+    raw = {**config.values, **{k: v for k, v in values.items() if k not in config.knobs}}
+    system = SYSTEMS[config.system]
+    timing = timing_of(config)
     say = progress or (lambda _: None)
-    broken = broken_rules(config)
-    notes = _notes(config, values)
-    findings = [
-        Finding(RULES, UNSAFE, tuple(broken) + notes)
-        if broken
-        else Finding(RULES, SAFE, (f"{config.system}'s own rules on these knobs hold", *notes))
-    ]
-    questions: list[Callable[[], Finding]] = [lambda: stale_leader(catalogue, timing, values, say)]
-    if timing.renew is not None:
-        questions.append(lambda: false_failover(catalogue, timing, values, say))
-    if config.system == "patroni":
-        questions.append(lambda: lost_ack_write(catalogue, values, say))
-    for question in questions:
-        findings.append(question())
-        if findings[-1].interrupted or ctrl_c_arrived():
-            return Judgement(config, tuple(findings), (), values, stopped=True)
-    say("measuring the worst failover")
-    failover = _failover(catalogue, timing, values)
-    if ctrl_c_arrived():
-        return Judgement(config, tuple(findings), failover, values, stopped=True)
-    if config.system == "patroni":
+
+    def question(claim: str, formulas: list[Callable[..., object] | None]) -> Question:
+        return Question(claim, reads(formulas, values), config.knobs, unknown)
+
+    findings = [_rules(config, [question(RULES, [lambda v, r=r: r(v, config.facts)])
+                                for r in system.rules], raw)]
+    asked: list[tuple[Question, Callable[[], Finding]]] = [(
+        question(STALE, [timing.believes, timing.store_ttl]
+                 + ([timing.reset.lease, timing.reset.pause] if timing.reset else [])),
+        lambda: stale_leader(catalogue, timing, values, say, config),
+    )]  # fmt: skip
+    if FALSE_FAILOVER in system.claims and timing.renew is not None:
+        asked.append((
+            question(FALSE_FAILOVER, [timing.renew, timing.delay, timing.store_ttl,
+                                      timing.holds_for, timing.outage]),
+            lambda: false_failover(catalogue, timing, values, say),
+        ))  # fmt: skip
+    if LOST_ACK in system.claims:
+        asked.append((
+            question(LOST_ACK, [lambda v: (v["synchronous_mode"], v["ttl"], v["loop_wait"],
+                                           v["maximum_lag_on_failover"])]),
+            lambda: lost_ack_write(catalogue, values, say),
+        ))  # fmt: skip
+    for q, answer in asked:
+        if q.blocked:
+            findings.append(q.cannot_tell())
+            continue
+        found = answer()
+        findings.append(Finding(found.claim, found.verdict, found.lines, found.run,
+                                found.interrupted, q.defaults))  # fmt: skip
+        if found.interrupted or ctrl_c_arrived():
+            return Judgement(config, tuple(findings), (), values, stopped=True,
+                             notes=tuple(adjusted))  # fmt: skip
+    failover = _failover(timing, values, question("failover", [t.seconds for t in
+                                                               timing.failover]))  # fmt: skip
+    if config.system == "patroni" and "primary_start_timeout" in values:
         failover += (
             f"if PostgreSQL fails but Patroni runs, Patroni first restarts it for up to "
             f"primary_start_timeout ({_s(values['primary_start_timeout'])}) before a failover",
         )
-    return Judgement(config, tuple(findings), failover, values)
+    return Judgement(config, tuple(findings), failover, values, notes=tuple(adjusted))
 
 
-def _notes(config: Configuration, values: Mapping[str, float]) -> tuple[str, ...]:
-    """What the system makes of the knobs before any model sees them."""
-    k = config.knobs
-    if config.system == "zookeeper" and values["session_timeout"] != k["session_timeout"]:
-        return (
-            f"the client asks a {_s(k['session_timeout'])} session; the server grants "
-            f"{_s(values['session_timeout'])} (minSessionTimeout {_s(k['min_session_timeout'])}"
-            f", maxSessionTimeout {_s(k['max_session_timeout'])})",
-        )
-    return ()
+def _rules(config: Configuration, questions: list[Question], raw: Values) -> Finding:
+    """Each rule on its own: broken ones UNSAFE, whatever others cannot be told."""
+    system = SYSTEMS[config.system]
+    broken: list[str] = []
+    untold: list[str] = []
+    defaults: list[str] = []
+    for rule, q in zip(system.rules, questions, strict=True):
+        if q.blocked:
+            untold += [b for b in q.blocked if b not in untold]
+            continue
+        defaults += [d for d in q.defaults if d not in defaults]
+        said = rule(raw, config.facts)
+        if said is not None:
+            broken.append(said)
+    untold_line = [f"cannot tell the rules on: {'; '.join(untold)}"] if untold else []
+    if broken:
+        return Finding(RULES, UNSAFE, (*broken, *untold_line), defaults=tuple(defaults))
+    if untold:
+        return Finding(RULES, UNDECIDED, tuple(untold_line), defaults=tuple(defaults))
+    return Finding(RULES, SAFE, (f"{system.title}'s own rules on these knobs hold",),
+                   defaults=tuple(defaults))  # fmt: skip
 
 
 def decide(
@@ -133,24 +207,26 @@ def decide(
     cap: int,
 ) -> tuple[str, Run | None]:
     """SAFE, UNSAFE or UNDECIDED for `claim` on `protocol`, at the coarsest tick that
-    tells (see the module's docstring), with the run that told."""
+    tells (see the module's docstring), with the run that told. A tick whose model would
+    outgrow SIZE (an estimate of its states from its timings) is not tried: the caller
+    then decides by the model's law, exactly."""
     entry = catalogue.lookup(protocol)
     prop = catalogue.claims[claim]
+    size = SIZES[protocol]
     for tick in tick_lengths(durations, budget, cap):
-        tried: dict[tuple[tuple[str, int], ...], PropertyResult] = {}
+        tried: dict[tuple[tuple[str, int], ...], tuple[PropertyResult, int]] = {}
         for against in (True, False):
             ticks = in_ticks(durations, tick, against)
-            if ticks is None:
+            if ticks is None or size(ticks) > SIZE:
                 continue
             values = {**entry.resolve({}), **fixed, **ticks}
             key = tuple(sorted(values.items()))
             if key not in tried:
                 result = check(catalogue.build(entry, values), [prop])
-                tried[key] = result.result(claim)
+                tried[key] = (result.result(claim), result.stats.distinct_states)
                 if result.end is EndReason.INTERRUPTED:
-                    return UNDECIDED, Run(protocol, values, tick, tried[key], 0)
-                states = result.stats.distinct_states
-            outcome = tried[key]
+                    return UNDECIDED, Run(protocol, values, tick, tried[key][0], 0)
+            outcome, states = tried[key]
             if against and outcome.verdict is Verdict.HOLDS:
                 return SAFE, Run(protocol, values, tick, outcome, states)
             if not against and outcome.verdict is Verdict.VIOLATED:
@@ -158,90 +234,152 @@ def decide(
     return UNDECIDED, None
 
 
+# A model's size from its timings in ticks (its states are a few times this): the searches a
+# file needs then take about a second each on 2 cores, whatever the timings.
+SIZE = 8000
+SIZES: dict[str, Callable[[Mapping[str, int]], int]] = {
+    "lease-timing": lambda t: t["ttl"] * (t["pause"] + 1) * (t["drift"] + 1),
+    "lease-renewal": lambda t: t["ttl"] * t["renew"] * (t["gc"] + 1),
+}
+
+
 def _s(value: float) -> str:
     return f"{round(value, 3):g} s"
 
 
-def stale_leader(catalogue: Catalogue, t: Timing, v: Mapping[str, float], say: Progress) -> Finding:
-    say(f"{STALE}: can a deposed {t.leader} still act after another took over?")
-    believes, ttl = t.believes(v), t.store_ttl(v)
-    drifted = believes * v["clock_drift"]
+def _lease_timing(catalogue: Catalogue, lease: float, ttl: float, rate: float,
+                  pause: float) -> tuple[str, Run | None]:  # fmt: skip
+    """Whether a holder believing it leads `lease` (its clock `rate` slow) and paused up to
+    `pause` can act after the store's `ttl`: lease-timing, else z3's region exactly."""
     durations = {
-        "lease": Duration(believes, harmful=True, least=1),
+        "lease": Duration(lease, harmful=True, least=1),
         "ttl": Duration(ttl, harmful=False, least=1),
-        "drift": Duration(drifted, harmful=True),
-        "pause": Duration(v["pause"], harmful=True),
+        "drift": Duration(lease * rate, harmful=True),
+        "pause": Duration(pause, harmful=True),
     }
     verdict, run = decide(catalogue, "lease-timing", "no-stale-write", durations, {}, 16, 200)
-    worst = believes + drifted + v["pause"]
+    if verdict == UNDECIDED and not _interrupted(run):
+        return (SAFE if _in_region(lease, ttl, rate, pause) else UNSAFE), None
+    return verdict, run
+
+
+def stale_leader(
+    catalogue: Catalogue, t: Timing, v: Values, say: Progress, config: Configuration | None = None
+) -> Finding:
+    say(f"{STALE}: can a deposed {t.leader} still act after another took over?")
+    believes, ttl, rate, pause = t.believes(v), t.store_ttl(v), v["clock_drift"], v["pause"]
+    drifted = believes * rate
+    verdict, run = _lease_timing(catalogue, believes, ttl, rate, pause)
+    worst = believes + drifted + pause
     facts: tuple[str, ...] = (
-        f"it believes it leads {_s(believes)} after it asked: {t.believes_why}; "
-        f"{_s(believes + drifted)} by a clock {v['clock_drift']:.2%} slow",
+        f"it believes it leads {_s(believes)} after it last renewed: {t.believes_why}; "
+        f"{_s(believes + drifted)} by a clock {rate:.2%} slow",
         f"the store keeps its lease {_s(ttl)} ({t.store_ttl_why})",
     )
+    exact = run is None and verdict != UNDECIDED
     if verdict == SAFE:
-        head = (
-            f"a pause up to {_s(ttl - believes - drifted)} keeps a single {t.leader} "
-            f"(the environment's is {_s(v['pause'])})"
-        )
+        head = (f"a pause up to {_s(ttl - believes - drifted)} keeps a single {t.leader} "
+                f"(the environment's is {_s(pause)})")  # fmt: skip
     elif verdict == UNSAFE:
-        head = (
-            f"a pause of {_s(v['pause'])} lets a deposed {t.leader} act after another took "
-            f"over: {_s(believes + drifted)} + {_s(v['pause'])} = {_s(worst)} > {_s(ttl)}"
-        )
-    elif _interrupted(run):
+        head = (f"a pause of {_s(pause)} lets a deposed {t.leader} act after another took "
+                f"over: {_s(believes + drifted)} + {_s(pause)} = {_s(worst)} > {_s(ttl)}")  # fmt: skip
+    else:
         head = "not judged: interrupted"
-    else:  # the margin is below the finest tick: z3's region is exact at any resolution
-        verdict = SAFE if _in_region(believes, ttl, v["clock_drift"], v["pause"]) else UNSAFE
-        head = (
-            f"{verdict} by z3's region, exactly: {_s(believes + drifted)} + {_s(v['pause'])} = "
-            f"{_s(worst)} against {_s(ttl)}, a margin below the model's finest tick (no chart)"
-        )
-    if verdict != SAFE:
-        facts += (f"remedy: {t.remedy}",)
+    if exact:
+        head += " (z3's region, exactly: the margin is below the model's finest tick; no chart)"
+    if t.reset is not None and verdict == UNSAFE:
+        lease, cap = t.reset.lease(v), t.reset.pause(v)
+        second, reset_run = _lease_timing(catalogue, lease, ttl, rate, cap)
+        stop = lease * (1 + rate) + cap
+        facts += (f"{t.reset.why}: it is stopped at most {_s(stop)} after its last renewal "
+                  f"({_s(lease)} + {_s(lease * rate)} drift + a pause of {_s(cap)})",)  # fmt: skip
+        if second == SAFE:
+            verdict, run = SAFE, reset_run
+            head = (f"the watchdog stops a deposed {t.leader} before another takes over: "
+                    f"{_s(stop)} <= {_s(ttl)}")  # fmt: skip
+        elif second == UNDECIDED:
+            verdict, run = UNDECIDED, reset_run
+    if verdict != SAFE and config is not None:
+        facts += tuple(f"remedy: {line}" for line in _remedy(config, t, v))
     return Finding(STALE, verdict, (head, *facts), run, _interrupted(run))
 
 
-def false_failover(
-    catalogue: Catalogue, t: Timing, v: Mapping[str, float], say: Progress
-) -> Finding:
+def _remedy(config: Configuration, t: Timing, v: Values) -> list[str]:
+    advice = SYSTEMS[config.system].advice
+    return advice(v, config.facts) if advice is not None else [t.remedy]
+
+
+def false_failover(catalogue: Catalogue, t: Timing, v: Values, say: Progress) -> Finding:
     say(f"{FALSE_FAILOVER}: can a healthy {t.leader} be deposed?")
     assert t.renew is not None and t.delay is not None
-    renew, delay, ttl, pause = t.renew(v), t.delay(v), t.store_ttl(v), v["pause"]
-    durations = _renewal(t, v, ttl_harmful=False)
+    renew, delay, pause, cut = t.renew(v), t.delay(v), v["pause"], v["partition"]
+    held = t.pause_ttl(v)
+    # a pause or cut as long as the horizon deposes as surely as a longer one: the model's
+    # law is ttl <= renew + delay + gc, so gc is taken at most ttl (a smaller model, same answer)
+    verdict, run = _lease_renewal(catalogue, held, renew, delay, min(pause, held))
+    room = max(held - renew - delay, 0.0)
+    own = t.holds_for is not None and t.holds_for(v) < t.store_ttl(v)
+    why = t.holds_for_why if own else t.renew_why
+    by_pause = (f"a pause of {_s(room)} or more deposes it: renewals every {_s(renew)}, up to "
+                f"{_s(delay)} late, against {_s(held)} ({why})")  # fmt: skip
+    horizon = t.outage(v) if t.outage is not None else None
+    if horizon is None:
+        cut_verdict, by_cut = SAFE, f"a store out of reach does not depose it: {t.outage_why}"
+    else:
+        cut_verdict, _ = _lease_renewal(catalogue, horizon, renew, delay, min(cut, horizon))
+        gap = max(horizon - renew - delay, 0.0)
+        by_cut = (f"a store out of reach for {_s(gap)} or more deposes it: {t.outage_why}")
+    assumed = f"(the environment: pauses up to {_s(pause)}, the store out of reach up to {_s(cut)})"
+    verdicts = {verdict, cut_verdict}
+    if UNSAFE in verdicts:
+        which = [w for w, x in ((f"a pause of {_s(pause)}", verdict),
+                                (f"the store out of reach for {_s(cut)}", cut_verdict)) if x == UNSAFE]  # fmt: skip
+        head = f"{' or '.join(which)} deposes a healthy {t.leader} {assumed}"
+        final = UNSAFE
+    elif UNDECIDED in verdicts:
+        head = f"a margin closer than the finest tick tried {assumed}"
+        final = UNDECIDED
+    else:
+        head = f"neither a pause nor the store out of reach deposes a healthy {t.leader} {assumed}"
+        final = SAFE
+    chart = run if verdict == UNSAFE or final != UNSAFE else None  # a cut alone draws nothing
+    return Finding(FALSE_FAILOVER, final, (head, by_pause, by_cut), chart, _interrupted(run))
+
+
+def _lease_renewal(catalogue: Catalogue, ttl: float, renew: float, delay: float,
+                   gc: float) -> tuple[str, Run | None]:  # fmt: skip
+    """Whether a leader renewing every `renew`, up to `delay` late, held back up to `gc`,
+    can see its lease of `ttl` lapse: lease-renewal, else its law exactly (deposed exactly
+    when ttl <= renew + delay + gc, which tests/models/test_lease_renewal.py checks by search
+    over a grid), for a margin below the finest tick the model's size allows."""
     fixed = {**RENEWAL, "crashes": 0}
-    verdict, run = decide(
-        catalogue, "lease-renewal", "healthy-leader-kept", durations, fixed, 12, 48
-    )
-    gap = renew + delay + pause
-    room = ttl - renew - delay
-    head = {
-        SAFE: f"renewals at most {_s(gap)} apart (every {_s(renew)}, {_s(delay)} late, "
-        f"{_s(pause)} paused) stay under the TTL {_s(ttl)}",
-        UNSAFE: f"renewals up to {_s(gap)} apart (every {_s(renew)}, {_s(delay)} late, "
-        f"{_s(pause)} paused) reach the TTL {_s(ttl)}: the store lets a healthy "
-        f"{t.leader}'s lease lapse",
-        UNDECIDED: f"renewals up to {_s(gap)} apart against a TTL of {_s(ttl)}: closer "
-        "than the finest tick tried",
-    }[verdict]
-    conditions = (
-        f"a healthy {t.leader} is deposed by a pause of {_s(max(room, 0))} or more, or a cut "
-        f"from the store of {_s(max(room, 0))} or more (partitions up to "
-        f"{_s(v['partition'])} assumed); {t.renew_why}",
-    )
-    return Finding(FALSE_FAILOVER, verdict, (head, *conditions), run, _interrupted(run))
+    verdict, run = decide(catalogue, "lease-renewal", "healthy-leader-kept",
+                          _renewal(ttl, renew, delay, gc, harmful=False), fixed, 12, 48)  # fmt: skip
+    if verdict == UNDECIDED and not _interrupted(run):
+        return (UNSAFE if ttl <= renew + delay + gc else SAFE), None
+    return verdict, run
 
 
-def lost_ack_write(catalogue: Catalogue, v: Mapping[str, float], say: Progress) -> Finding:
+def _renewal(ttl: float, renew: float, delay: float, gc: float, harmful: bool) -> dict[str, Duration]:
+    """`lease-renewal`'s timings: the TTL protects against a false failover; the interval,
+    delay and pause (or cut) harm it."""
+    return {
+        "ttl": Duration(ttl, harmful=harmful, least=1),
+        "renew": Duration(renew, harmful=True, least=1),
+        "delay": Duration(delay, harmful=True),
+        "gc": Duration(gc, harmful=True),
+    }
+
+
+def lost_ack_write(catalogue: Catalogue, v: Values, say: Progress) -> Finding:
     say(f"{LOST_ACK}: is an acknowledged write kept across a failover?")
     sync = bool(v["synchronous_mode"])
     protocol = "patroni-sync" if sync else "patroni"
     ttl = min(max(int(v["ttl"] // v["loop_wait"]), 2), 5)  # the model renews every tick
     entry = catalogue.lookup(protocol)
     values = {**entry.resolve({}), "ttl": ttl}
-    result = check(catalogue.build(entry, values), [catalogue.claims["no-lost-ack-write"]])
-    outcome = result.result("no-lost-ack-write")
-    run = Run(protocol, values, v["loop_wait"], outcome, result.stats.distinct_states)
+    outcome, states = _replication(catalogue, protocol, ttl)
+    run = Run(protocol, values, v["loop_wait"], outcome, states)
     if outcome.verdict is Verdict.HOLDS:
         return Finding(
             LOST_ACK,
@@ -266,60 +404,36 @@ def lost_ack_write(catalogue: Catalogue, v: Mapping[str, float], say: Progress) 
     return Finding(LOST_ACK, UNDECIDED, ("the search was interrupted",), run, True)
 
 
-def _failover(catalogue: Catalogue, t: Timing, v: Mapping[str, float]) -> tuple[str, ...]:
-    """The worst time from the leader's crash to a new leader, measured over every
-    schedule of `lease-renewal`. In ticks a schedule's events fall on tick boundaries,
-    which can cost up to a tick against real time, so with every duration rounded up the
-    bound is the worst plus a tick; rounded down, the worst is one a real schedule has."""
-    ttl = t.store_ttl(v)
-    if t.renew is None or t.delay is None:
-        retry = v.get("retry_delay", 0.0) + v.get("retry_jitter", 0.0)
-        return (
-            f"worst failover: {_s(ttl + retry)} after the holder fails (the keys expire "
-            f"after the ttl {_s(ttl)}, then the next try comes within {_s(retry)})",
-        )
-    durations = _renewal(t, v, ttl_harmful=True)
-    tick = tick_lengths(durations, 10, 10)[0]
-    high = _worst_failover(catalogue, durations, tick, against=True)
-    low = _worst_failover(catalogue, durations, tick, against=False)
-    if high is None:
-        return ("worst failover: not measured (interrupted)",)
-    span = f"at most {_s((high + 1) * tick)}"
-    if low is not None:
-        span = f"between {_s(low * tick)} and {_s((high + 1) * tick)}"
-    return (
-        f"worst failover: {span} from the {t.leader}'s crash to a new {t.leader} (every "
-        f"schedule of lease-renewal, a tick of {_s(tick)}: the durations rounded down, then up)",
-    )
+_REPLICATION: dict[tuple[str, int], tuple[PropertyResult, int]] = {}
 
 
-def _renewal(t: Timing, v: Mapping[str, float], ttl_harmful: bool) -> dict[str, Duration]:
-    """`lease-renewal`'s timings for system `t`: the TTL protects against a false failover
-    and lengthens a real one (`ttl_harmful`); the interval, delay and pause harm both."""
-    assert t.renew is not None and t.delay is not None
-    return {
-        "ttl": Duration(t.store_ttl(v), harmful=ttl_harmful, least=1),
-        "renew": Duration(t.renew(v), harmful=True, least=1),
-        "delay": Duration(t.delay(v), harmful=True),
-        "gc": Duration(v["pause"], harmful=True),
-    }
+def _replication(catalogue: Catalogue, protocol: str, ttl: int) -> tuple[PropertyResult, int]:
+    """`protocol`'s no-lost-ack-write at `ttl` ticks, searched once per process (a gate
+    judges many Patroni files, and these models have the same few sizes)."""
+    key = (protocol, ttl)
+    if key not in _REPLICATION:
+        entry = catalogue.lookup(protocol)
+        values = {**entry.resolve({}), "ttl": ttl}
+        result = check(catalogue.build(entry, values), [catalogue.claims["no-lost-ack-write"]])
+        outcome = result.result("no-lost-ack-write")
+        if result.end is EndReason.INTERRUPTED:
+            return outcome, result.stats.distinct_states
+        _REPLICATION[key] = (outcome, result.stats.distinct_states)
+    return _REPLICATION[key]
 
 
-def _worst_failover(
-    catalogue: Catalogue, durations: Mapping[str, Duration], tick: float, against: bool
-) -> int | None:
-    """The worst failover in ticks at `tick`; None if a duration rounds below the model's
-    least or the measurement was interrupted."""
-    ticks = in_ticks(durations, tick, against)
-    if ticks is None:
-        return None
-    entry = catalogue.lookup("lease-renewal")
-    (metric,) = entry.measures
-    values = {**entry.resolve({}), **RENEWAL, "crashes": 1, **ticks}
-    found = measure(catalogue.build(entry, values), metric.value, metric.where)
-    if found is None or found.end is EndReason.INTERRUPTED:
-        return None
-    return found.worst
+def _failover(t: Timing, v: Values, q: Question) -> tuple[str, ...]:
+    """The worst time from the leader's crash to a new leader, term by term from the
+    system's own loop (a watch where it watches, a poll where it polls)."""
+    if not t.failover:
+        return ()
+    if q.blocked:
+        return (f"worst failover: cannot tell ({'; '.join(q.blocked)})",)
+    terms = [(term.what, float(term.seconds(v))) for term in t.failover]
+    total = sum(s for _, s in terms)
+    parts = " + ".join(f"{_s(s)} ({what})" for what, s in terms)
+    return (f"worst failover: {_s(total)} from the {t.leader}'s crash to a new {t.leader}: "
+            f"{parts}{Finding('', '', (), defaults=q.defaults).rests_on}",)  # fmt: skip
 
 
 def _in_region(lease: float, ttl: float, drift: float, pause: float) -> bool:
@@ -332,3 +446,4 @@ def _in_region(lease: float, ttl: float, drift: float, pause: float) -> bool:
 
 def _interrupted(run: Run | None) -> bool:
     return run is not None and run.outcome.verdict is Verdict.INCOMPLETE
+

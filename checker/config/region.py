@@ -13,12 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-from leadercheck.checker.config.questions import TIMINGS, names_in
+from leadercheck.checker.config.knobs import Configuration
+from leadercheck.checker.config.questions import names_in
+from leadercheck.checker.config.systems.base import Timing
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.solver.encodings.lease_timing import synthesized
 from leadercheck.checker.solver.knob_bounds import KnobRange, knob_ranges
 
-FIXED = ("network_delay", "consul")  # read by the formulas, but not knobs one tunes
+FIXED = ("network_delay", "dcs_latency")  # read by the formulas, but not knobs one tunes
 
 
 @dataclass(frozen=True)
@@ -34,9 +36,10 @@ class Region:
         return lines
 
 
-def stale_leader_region(system: str, values: Mapping[str, float]) -> Region:
-    """The region and each knob's interval for `system` at `values`."""
-    timing = TIMINGS[system]
+def stale_leader_region(
+    config: Configuration, timing: Timing, values: Mapping[str, float]
+) -> Region:
+    """The region and each knob's interval for a system's `timing` at `values`."""
     result = synthesized()
     if result.region is None or result.text is None:
         raise LeadercheckError(f"z3 did not confirm the lease timing region ({result.reason})")
