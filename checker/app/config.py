@@ -218,6 +218,8 @@ def _regions(judgement: Judgement) -> dict[str, list[str]]:
     from leadercheck.checker.config.region import stale_leader_region
 
     region = stale_leader_region(judgement.config, timing_of(judgement.config), judgement.values)
+    if stale.verdict == SAFE and not region.inside:  # a second path (a watchdog) keeps it safe
+        return {}
     return {STALE: region.lines()}
 
 

@@ -10,11 +10,13 @@ z3; the command imports it only when it reports.
 from __future__ import annotations
 
 from collections.abc import Mapping
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
 from leadercheck.checker.config.knobs import Configuration
 from leadercheck.checker.config.questions import names_in
+from leadercheck.checker.config.systems import SYSTEMS
 from leadercheck.checker.config.systems.base import Timing
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.solver.encodings.lease_timing import synthesized
@@ -28,12 +30,12 @@ class Region:
     formula: str  # the synthesized region, in the problem's parameters
     here: str  # the formula at this configuration, with its numbers
     ranges: tuple[KnobRange, ...]  # per knob (then the pause), the values inside
+    moves: tuple[str, ...]  # what each range says to do, in the knob's own spelling and unit
+    inside: bool  # the configuration is inside the region
 
     def lines(self) -> list[str]:
         lines = [f"safe region (z3): {self.formula}; here {self.here}"]
-        moves = [_move(r) for r in self.ranges]
-        lines += [m for m in moves if m]
-        return lines
+        return lines + [m for m in self.moves if m]
 
 
 def stale_leader_region(
@@ -51,13 +53,17 @@ def stale_leader_region(
     }
     knobs = [*names_in(timing.believes, values), *names_in(timing.store_ttl, values)]
     knobs = [k for k in dict.fromkeys(knobs) if k not in FIXED] + ["pause"]
-    ranges = knob_ranges(result.problem, result.region, parameters, values, knobs)
+    system = SYSTEMS[config.system]
+    ranges = knob_ranges(result.problem, result.region, parameters, values, knobs,
+                         system.limits)  # fmt: skip
+    labels = {n: k.label for n, k in config.knobs.items()}
     lease = timing.believes(values) * (1 + values["clock_drift"])
     total = lease + values["pause"]
     ttl = timing.store_ttl(values)
     sign = "<=" if total <= ttl else ">"
     here = f"{_n(lease)} + {_n(values['pause'])} = {_n(total)} {sign} {_n(ttl)}"
-    return Region(result.text, here, tuple(ranges))
+    moves = tuple(_move(r, labels.get(r.knob, r.knob), system.units.get(r.knob)) for r in ranges)
+    return Region(result.text, here, tuple(ranges), moves, sign == "<=")
 
 
 def _n(value: float | Fraction) -> str:
@@ -67,17 +73,34 @@ def _n(value: float | Fraction) -> str:
 RATES = ("drift_factor", "clock_drift")  # knobs that are rates, not seconds
 
 
-def _move(r: KnobRange) -> str:
-    """What the interval says about moving the knob: nothing if it is inside already."""
-    name = "the pause" if r.knob == "pause" else r.knob
+def _move(r: KnobRange, label: str, step: float | None) -> str:
+    """What the interval says about moving the knob (nothing if it is inside already), its
+    bound rounded the safe way to the knob's own step (up for "at least", down for "at
+    most"), within the system's own rules."""
+    name = "the pause" if r.knob == "pause" else label
     unit = "" if r.knob in RATES else " s"
     if not r.inside:
-        return f"  {name}: no value keeps it safe with the others as they are"
+        return f"  {name}: no value keeps it safe with the others as they are, within the rules"
     if r.holds_now:
         return ""
     if r.low is not None and r.value < r.low:
-        return f"  raise {name} from {_n(r.value)}{unit} to at least {_n(r.low)}{unit}"
+        low = _rounded(r.low, step, up=True)
+        if r.high is not None and low > r.high:
+            return f"  {name}: no whole value keeps it safe with the others as they are"
+        return f"  raise {name} from {_n(r.value)}{unit} to at least {_n(low)}{unit}"
     if r.high is not None and r.value > r.high:
+        high = _rounded(r.high, step, up=False)
+        if r.low is not None and high < r.low:
+            return f"  {name}: no whole value keeps it safe with the others as they are"
         what = "keep the pause" if r.knob == "pause" else f"lower {name} from {_n(r.value)}{unit}"
-        return f"  {what} to at most {_n(r.high)}{unit}"
+        return f"  {what} to at most {_n(high)}{unit}"
     return ""
+
+
+def _rounded(value: Fraction, step: float | None, up: bool) -> Fraction:
+    if step is None:
+        return value
+    unit = Fraction(str(step))
+    ticks = value / unit
+    whole = math.ceil(ticks) if up else math.floor(ticks)
+    return whole * unit

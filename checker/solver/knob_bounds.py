@@ -46,10 +46,13 @@ def knob_ranges(
     parameters: Mapping[str, Formula],
     values: Mapping[str, float],
     knobs: Sequence[str],
+    limits: Sequence[Formula] = (),
 ) -> list[KnobRange]:
     """For each of `knobs`: its interval inside `region` (over the problem's domain, the
-    knob non-negative), every other value held at `values`. `parameters` gives each of the
-    problem's parameters as a formula over the values by name."""
+    knob non-negative, and every one of `limits` true: a system's own rules, each a formula
+    over the values that is a condition), every other value held at `values`.
+    `parameters` gives each of the problem's parameters as a formula over the values by
+    name."""
     ranges = []
     for knob in knobs:
         x = z3.Real(knob)
@@ -61,6 +64,10 @@ def knob_ranges(
             cast(z3.BoolRef, z3.substitute(problem.domain, *pairs)),
             x >= 0,
         ]
+        for limit in limits:
+            condition = limit(terms)
+            if isinstance(condition, z3.BoolRef):
+                inside.append(condition)
         low = _optimum(inside, x, minimize=True)
         high = _optimum(inside, x, minimize=False)
         found = low is not None and low is not _UNBOUNDED

@@ -109,6 +109,8 @@ class System:
     timing: Callable[[Mapping[str, str]], Timing]  # by the elector's facts
     claims: tuple[str, ...] = ("rules", "stale-leader", "false-failover")
     advice: Callable[[Values, Mapping[str, str]], list[str]] | None = None  # stale-leader's
+    limits: tuple[Formula, ...] = ()  # its rules as conditions a suggested value must meet
+    units: Mapping[str, float] = field(default_factory=dict)  # a knob's step (Patroni: 1 s)
 
 
 def unchanged(values: dict[str, float], facts: Mapping[str, str]) -> list[str]:

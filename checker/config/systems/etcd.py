@@ -255,4 +255,6 @@ SYSTEM = System(
     effective=effective,
     rules=(_ratio, _longest),
     timing=timing,
+    limits=(lambda v: v["lease_ttl"] >= 1,),
+    units={"lease_ttl": 1.0},  # a lease's TTL is whole seconds (concurrency.WithTTL(int))
 )

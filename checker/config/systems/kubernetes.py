@@ -528,4 +528,11 @@ SYSTEM = System(
     effective=effective,
     rules=RULES,
     timing=timing,
+    limits=(
+        lambda v: v["lease_duration"] > v["renew_deadline"],
+        lambda v: v["renew_deadline"] > JITTER * v["retry_period"],
+        lambda v: v["retry_period"] > 0,
+        lambda v: v["lease_duration"] >= 1,
+    ),
+    units={"lease_duration": 1.0},  # the Lease records whole seconds
 )

@@ -585,4 +585,11 @@ SYSTEM = System(
     timing=timing,
     claims=("rules", "stale-leader", "false-failover", "lost-ack-write"),
     advice=lambda v, facts: advice(v, facts),
+    limits=(
+        lambda v: v["ttl"] >= MINIMUM["ttl"],
+        lambda v: v["loop_wait"] >= MINIMUM["loop_wait"],
+        lambda v: v["retry_timeout"] >= MINIMUM["retry_timeout"],
+        lambda v: v["loop_wait"] + 2 * v["retry_timeout"] <= v["ttl"],
+    ),
+    units={"ttl": 1.0, "loop_wait": 1.0, "retry_timeout": 1.0},  # whole seconds (int())
 )

@@ -177,6 +177,8 @@ SYSTEM = System(
     like=LIKE,
     effective=lambda values, facts: [],
     rules=(_majority, _validity),
+    limits=(lambda v: v["duration"] * v["drift_factor"] + SLACK < v["duration"],),
+    units={"duration": 0.001},
     timing=timing,
     claims=("rules", "stale-leader"),
 )

@@ -218,4 +218,7 @@ SYSTEM = System(
     effective=effective,
     rules=(_tick, _bounds),
     timing=timing,
+    limits=(lambda v: v["session_timeout"] <= v["max_session_timeout"],
+            lambda v: v["session_timeout"] >= v["min_session_timeout"]),
+    units={"session_timeout": 0.001},
 )
