@@ -50,6 +50,16 @@ def seconds(value: object, knob: str, unit: float = 1.0) -> float:
     return number
 
 
+def within(number: float, knob: str, value: object) -> float:
+    """`number` seconds, refused past LONGEST (a knob of 1e300 s would size a search)."""
+    if not math.isfinite(number) or number > LONGEST:
+        raise LeadercheckError(
+            f"{knob}: {number:.3g} s is past any timeout a leader election runs on (at most "
+            f"{LONGEST:,.0f} s)"
+        )
+    return number
+
+
 def period(value: object, knob: str, unit: float = 1.0) -> float:
     """A duration that must be positive: a TTL, an interval, a timeout (0 means none of
     them, and the systems refuse it or read it as a different setting)."""

@@ -150,8 +150,7 @@ def judge(config: Configuration, progress: Progress | None = None) -> Judgement:
         ))  # fmt: skip
     if LOST_ACK in system.claims:
         asked.append((
-            question(LOST_ACK, [lambda v: (v["synchronous_mode"], v["ttl"], v["loop_wait"],
-                                           v["maximum_lag_on_failover"])]),
+            question(LOST_ACK, [lambda v: (v["synchronous_mode"], v["maximum_lag_on_failover"])]),
             lambda: lost_ack_write(catalogue, values, say),
         ))  # fmt: skip
     for q, answer in asked:
@@ -375,11 +374,12 @@ def lost_ack_write(catalogue: Catalogue, v: Values, say: Progress) -> Finding:
     say(f"{LOST_ACK}: is an acknowledged write kept across a failover?")
     sync = bool(v["synchronous_mode"])
     protocol = "patroni-sync" if sync else "patroni"
-    ttl = min(max(int(v["ttl"] // v["loop_wait"]), 2), 5)  # the model renews every tick
+    # the model renews every tick; its verdict is the same at every ttl (the chart's scale only)
+    ttl = min(max(int(v["ttl"] // v["loop_wait"]), 2), 5) if "ttl" in v and "loop_wait" in v else 3
     entry = catalogue.lookup(protocol)
     values = {**entry.resolve({}), "ttl": ttl}
     outcome, states = _replication(catalogue, protocol, ttl)
-    run = Run(protocol, values, v["loop_wait"], outcome, states)
+    run = Run(protocol, values, v.get("loop_wait", 10.0), outcome, states)
     if outcome.verdict is Verdict.HOLDS:
         return Finding(
             LOST_ACK,

@@ -23,6 +23,7 @@ from leadercheck.checker.config.document import Document, KeyPath, dotted, shown
 from leadercheck.checker.errors import LeadercheckError
 
 SECONDS, COUNT, FLAG, RATE, BYTES = "s", "count", "flag", "rate", "bytes"
+LONGEST_TEXT = 256  # characters in a knob's value; `{{ .Values.x | default "15s" }}` is 30
 
 # `{{ .Values.x }}` (Helm, Jinja), `{% ... %}`, `${VAR}` (envsubst, Terraform), `$(VAR)` (a
 # Pod's env expansion), `<%= x %>` (ERB), `%(x)s` (Python), `@VAR@` (autoconf)
@@ -117,11 +118,16 @@ class Finder:
                     "read it disagree on which wins: keep one"
                 )
         node: Any = self.doc.roots
-        for key in path:
+        for depth, key in enumerate(path):
             if isinstance(node, dict) and isinstance(key, str) and key in node:
                 node = node[key]
             elif isinstance(node, list | tuple) and isinstance(key, int) and key < len(node):
                 node = node[key]
+            elif isinstance(key, str) and node is not None and not isinstance(node, dict):
+                raise LeadercheckError(
+                    f"{self.doc.source}: {self.doc.where(path[:depth]) if depth > 1 else 'the file'}"
+                    f" must be a mapping, not {type(node).__name__}"
+                )
             else:
                 return False, None
         return True, node
@@ -172,6 +178,9 @@ class Finder:
         self, name: str, label: str, value: object, where: str, parse: Parser, kind: str
     ) -> Knob:
         """A value found at `where` read by `parse`, or the knob named as unreadable."""
+        if isinstance(value, str) and len(value) > LONGEST_TEXT:
+            raise LeadercheckError(f"{self.doc.source}: {where}: a value of {len(value):,} "
+                                   f"characters, {shown(value)}: no setting is that long")  # fmt: skip
         hole = placeholder(value)
         if hole is not None:
             return Knob(name, label, None, where, problem=f"a template placeholder {shown(hole)} "
@@ -260,7 +269,8 @@ def unread(
         key = path[-1] if len(path) > 1 else None
         if isinstance(key, str) and normal(key) in like and path not in read:
             found.append((like[normal(key)], path, doc.where(path)))
-        elif isinstance(value, str) and value.lstrip().startswith("--") and path not in read:
+        elif (isinstance(value, str) and value.lstrip().startswith("--") and path not in read
+              and path[:-1] not in looked):  # a command line a reader read is read whole
             for flag in flags_in([value], path[:-1]):
                 if normal(flag.name) in like:
                     found.append((like[normal(flag.name)], path, f"--{flag.name} at "

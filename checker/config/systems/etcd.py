@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from leadercheck.checker.config.document import Document, shown
-from leadercheck.checker.config.durations import period
+from leadercheck.checker.config.durations import period, within
 from leadercheck.checker.config.reading import Finder, Knob, Unreadable, flags_in, one_flag
 from leadercheck.checker.config.systems.base import Elector, System, Term, Timing, Values
 from leadercheck.checker.config.systems.workloads import containers, env_of
@@ -46,7 +46,7 @@ def json_uint(value: object, knob: str) -> float:
                          "refuses the file")  # fmt: skip
     if value < 0 or not float(value).is_integer():
         raise Unreadable(f"{shown(value)} is not a whole number of milliseconds: etcd refuses it")
-    return float(value) / 1000
+    return within(float(value) / 1000, knob, value)
 
 
 def text_uint(value: object, knob: str) -> float:
@@ -57,7 +57,7 @@ def text_uint(value: object, knob: str) -> float:
         text = text[1:-1].strip()
     if text is None or not (text.isdigit() and text.isascii()) or len(text) > 12:
         raise Unreadable(f"{shown(value)} is not a whole number of milliseconds: etcd refuses it")
-    return int(text) / 1000
+    return within(int(text) / 1000, knob, value)
 
 
 def _member_doc(root: object) -> bool:

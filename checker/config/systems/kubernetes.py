@@ -156,6 +156,8 @@ def recognise(doc: Document) -> bool:
         return any(_is_flag(f.name) for f in flags_in(doc.roots[0], (0,)))
     if doc.format not in ("yaml", "json"):
         return False
+    if any(isinstance(r, dict) and r.get("kind") in HANDLED for r in doc.roots):
+        return True
     for path, value in doc.walk():
         key = path[-1] if len(path) > 1 else None
         if key in ("leaderElection", "leaderElectionConfig", "LeaderElection") or (
@@ -352,6 +354,8 @@ def _kubeadm(finder: Finder, i: int, root: Mapping[str, Any]) -> list[Elector | 
             flags = [Flag(str(a["name"]), None if a.get("value") is None else str(a["value"]),
                           at + (j,)) for j, a in enumerate(args)
                      if isinstance(a, dict) and "name" in a]  # fmt: skip
+        for flag in flags:
+            finder.get(flag.path)
         electors.append(_from_flags(finder, PROGRAMS[program], flags, f"kubeadm's {section}"))
     return electors
 

@@ -37,6 +37,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from leadercheck.checker.config.document import Document, KeyPath, parse, shown
+from leadercheck.checker.config.durations import within
 from leadercheck.checker.config.reading import (
     BYTES,
     FLAG,
@@ -76,10 +77,10 @@ def whole_seconds(value: object, knob: str) -> float:
     if isinstance(value, int | float):
         if value < 0:
             raise LeadercheckError(f"{knob}: {value:g} must not be negative")
-        return float(int(value))
+        return within(float(int(within(float(value), knob, value))), knob, value)
     text = str(value).strip() if isinstance(value, str) else ""
     if text.lstrip("+").isdigit() and text.isascii():
-        return float(int(text))
+        return within(float(int(text)), knob, value)
     raise Unreadable(f"{shown(value)} is not a whole number of seconds: Patroni's int() fails on "
                      "it and Patroni skips its whole dynamic configuration")  # fmt: skip
 
@@ -91,15 +92,22 @@ def _parse_int(default: float, what: str) -> Any:
     def read(value: object, knob: str) -> float:
         if isinstance(value, bool):
             raise Unreadable(f"{value} is not a number of {what}")
+        bound = within if what == "seconds" else _bytes
         if isinstance(value, int | float):
-            return float(int(value))
+            return float(int(bound(float(value), knob, value)))
         text = str(value).strip() if isinstance(value, str) else ""
         if text.lstrip("+-").isdigit() and text.isascii():
-            return float(int(text))
+            return bound(float(int(text)), knob, value)
         raise Unreadable(f"{shown(value)} is not a plain number of {what}: Patroni's parse_int "
                          f"reads no unit here and takes its default, {default:g}")  # fmt: skip
 
     return read
+
+
+def _bytes(number: float, knob: str, value: object) -> float:
+    if not 0 <= number < 2**63:
+        raise LeadercheckError(f"{knob}: {shown(value)} is not a byte count PostgreSQL has")
+    return number
 
 
 def _flag(value: object, knob: str) -> float:
@@ -301,7 +309,7 @@ def _crd_int(value: object, knob: str) -> float:
         raise Unreadable(f"{shown(value)} is not an integer, which the operator's schema wants")
     if value < 0:
         raise LeadercheckError(f"{knob}: {value} must not be negative")
-    return float(value)
+    return within(float(value), knob, value)
 
 
 SPILO = {"ttl": 30.0, "loop_wait": 10.0, "retry_timeout": 10.0,

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from leadercheck.checker.config.document import Document, parse, shown
-from leadercheck.checker.config.durations import count, period
+from leadercheck.checker.config.durations import count, period, within
 from leadercheck.checker.config.reading import COUNT, RATE, Finder, Knob, Place, Unreadable
 from leadercheck.checker.config.systems.base import Elector, System, Term, Timing, Values
 from leadercheck.checker.errors import LeadercheckError
@@ -53,7 +53,7 @@ def milliseconds(value: object, knob: str) -> float:
                          "takes")  # fmt: skip
     if value < 0:
         raise LeadercheckError(f"{knob}: {value:g} ms must not be negative")
-    return float(value) / 1000
+    return within(float(value) / 1000, knob, value)
 
 
 def drift(value: object, knob: str) -> float:
