@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from leadercheck.checker import files
-from leadercheck.checker.config.document import Document, parse, shown
+from leadercheck.checker.config.document import Document, dotted, parse, shown
 from leadercheck.checker.config.environment import Environment, environment_from
 from leadercheck.checker.config.reading import Finder, Knob, unread
 from leadercheck.checker.config.systems import SYSTEMS
@@ -101,7 +101,8 @@ def read_configurations(text: str, source: str, system: str | None = None) -> li
                          source)  # fmt: skip
     unseen = unread(doc, finder.looked, spec.like, skip=(SECTION_NAME,))
     notes = list(dict.fromkeys(finder.notes))
-    notes += [f"{where} is set twice; the last is kept" for where in _twice(doc, finder)]
+    notes += [f"{where} is set twice (lines {' and '.join(map(str, lines))}); the last is kept"
+              for where, lines in _twice(doc, finder)]  # fmt: skip
     configs = []
     for elector in electors:
         knobs = dict(elector.knobs)
@@ -120,9 +121,9 @@ def read_configurations(text: str, source: str, system: str | None = None) -> li
     return configs
 
 
-def _twice(doc: Document, finder: Finder) -> list[str]:
+def _twice(doc: Document, finder: Finder) -> list[tuple[str, tuple[int | None, ...]]]:
     read = {p[: i + 1] for p in finder.looked for i in range(len(p))}
-    return [doc.where(p) for p in doc.duplicates if p not in read]
+    return [(dotted(p[1:]), lines) for p, lines in doc.duplicates.items() if p not in read]
 
 
 # -- the leadercheck section ---------------------------------------------------------------

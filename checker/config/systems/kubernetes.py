@@ -83,7 +83,7 @@ def nanoseconds_or_go(value: object, knob: str) -> float:
     if isinstance(value, int) and not isinstance(value, bool):
         if value < 0:
             raise LeadercheckError(f"{knob}: {value} is negative")
-        return value * 1e-9
+        return round(value * 1e-9, 9)
     return go_duration(value, knob)
 
 

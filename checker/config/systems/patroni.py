@@ -160,10 +160,14 @@ def _spilo(doc: Document) -> list[tuple[KeyPath, Mapping[str, Any]]]:
     found = []
     for path, container in containers(doc):
         names = _env_names(container)
+        runs = str(container.get("command") or "").split()
+        if runs and runs[0].strip("[]'\",") in ("etcd", "sh") and "etcd" in " ".join(runs):
+            continue  # the image's other role (Spilo's image also runs etcd)
         if ("SPILO_CONFIGURATION" in names or "spilo" in str(container.get("image", ""))
                 or any(n.startswith("PATRONI_") for n in names)):  # fmt: skip
             found.append((path, container))
-    return found
+    # the container that carries its configuration first: the one whose timings are shown
+    return sorted(found, key=lambda pc: "SPILO_CONFIGURATION" not in _env_names(pc[1]))
 
 
 def recognise(doc: Document) -> bool:
@@ -193,8 +197,14 @@ def read(finder: Finder, client: Mapping[str, Any]) -> list[Elector]:
 
 def _read_local(finder: Finder, at: KeyPath, default_of: str, program: str,
                 defaults: Mapping[str, float] | None = None) -> Elector:  # fmt: skip
-    """A Patroni YAML at `at` (the file's root, or an embedded SPILO_CONFIGURATION)."""
-    defaults = {**DEFAULTS, **(defaults or {})}
+    """A Patroni YAML at `at` (the file's root, or an embedded SPILO_CONFIGURATION); what
+    it leaves out is `defaults`' (said to be `default_of`'s), else Patroni's own."""
+    given = dict(defaults or DEFAULTS)
+    defaults = {**DEFAULTS, **given}
+
+    def whose(name: str) -> str:
+        return default_of if name in given else PATRONI
+
     dcs = _dcs_section(finder, at)
     knobs: dict[str, Knob] = {}
     for name in DYNAMIC:
@@ -203,7 +213,7 @@ def _read_local(finder: Finder, at: KeyPath, default_of: str, program: str,
                         "(bootstrap.dcs, then the DCS), never from the top level"),
                   *(Place(at + (s, name), f"the {s} section's {name} is overwritten by the "
                           f"dynamic {name}") for s in DCS_SECTIONS)]  # fmt: skip
-        knobs[name] = finder.knob(name, name, places, whole_seconds, defaults[name], default_of)
+        knobs[name] = finder.knob(name, name, places, whole_seconds, defaults[name], whose(name))
     for name in GLOBAL:
         aliases = [name, "master_start_timeout"] if name == "primary_start_timeout" else [name]
         places = [Place(at + ("bootstrap", "dcs", a)) for a in aliases] + [
@@ -211,8 +221,8 @@ def _read_local(finder: Finder, at: KeyPath, default_of: str, program: str,
             for a in aliases
         ] + [Place(at + ("postgresql", name), f"{name} is not a postgresql setting: Patroni "
                      "reads it from the DCS only (bootstrap.dcs)")]  # fmt: skip
-        knobs[name] = _global(finder, name, places, defaults[name], default_of)
-    knobs |= _watchdog(finder, at, default_of)
+        knobs[name] = _global(finder, name, places, defaults[name], whose(name))
+    knobs |= _watchdog(finder, at, whose("safety_margin"))
     facts = {"dcs": dcs, "watchdog": _watchdog_mode(finder, at)}
     return Elector(program, knobs, facts)
 
