@@ -203,8 +203,8 @@ def _flags(text: str, source: str) -> Document:
 
 # -- properties ------------------------------------------------------------------------
 
-_PROPERTY_LINE = re.compile(r"\s*(?:export\s+)?[A-Za-z_][\w.\-]*\s*=.*$")
-_PROPERTY_PARTS = re.compile(r"\s*(?:export\s+)?([A-Za-z_][\w.\-]*)\s*=\s*(.*?)\s*$")
+_PROPERTY_LINE = re.compile(r"\s*(?:export\s+)?[A-Za-z0-9_][\w.\-]*\s*=.*$")
+_PROPERTY_PARTS = re.compile(r"\s*(?:export\s+)?([A-Za-z0-9_][\w.\-]*)\s*=\s*(.*?)\s*$")
 
 
 def _properties(text: str, source: str) -> Document:
@@ -345,6 +345,8 @@ class _Builder:
         self.open.add(id(node))
         try:
             if isinstance(node, SequenceNode):
+                for i, item in enumerate(node.value):
+                    self.lines[path + (i,)] = item.start_mark.line + 1
                 return [self.build(item, path + (i,), depth + 1) for i, item in enumerate(node.value)]
             assert isinstance(node, MappingNode)
             return self.mapping(node, path, depth)

@@ -323,7 +323,7 @@ def false_failover(catalogue: Catalogue, t: Timing, v: Values, say: Progress) ->
                 f"{_s(delay)} late, against {_s(held)} ({why})")  # fmt: skip
     horizon = t.outage(v) if t.outage is not None else None
     if horizon is None:
-        cut_verdict, by_cut = SAFE, f"a store out of reach does not depose it: {t.outage_why}"
+        cut_verdict, by_cut = SAFE, f"a store out of reach does not depose it: {t.rides_out_why}"
     else:
         cut_verdict, _ = _lease_renewal(catalogue, horizon, renew, delay, min(cut, horizon))
         gap = max(horizon - renew - delay, 0.0)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +83,9 @@ def read_configurations(text: str, source: str, system: str | None = None) -> li
     else:
         doc, clients = parse(text, source), None
     section, doc = _section(doc, text)
+    embedded = _embedded(doc, section, system)
+    if embedded is not None:
+        return embedded
     found = system or _infer(doc)
     spec = SYSTEMS[found]
     client = _mapping(section.get("client", {}) or {}, source, "leadercheck.client")
@@ -119,6 +122,43 @@ def read_configurations(text: str, source: str, system: str | None = None) -> li
             tuple(notes + list(elector.notes) + said), environment, expected, elector.name,
         ))  # fmt: skip
     return configs
+
+
+CONFIG_NAMES = re.compile(r".*\.(ya?ml|json|cfg|conf|properties|flags|env)$|zoo\.cfg")
+
+
+def _embedded(doc: Document, section: Mapping[str, Any],
+              system: str | None) -> list[Configuration] | None:  # fmt: skip
+    """A ConfigMap that carries configuration files in its `data`: each entry a system
+    recognises, judged as the file it is mounted as. None when the document is none."""
+    entries = [(i, key, text) for i, root in enumerate(doc.roots)
+               if isinstance(root, dict) and root.get("kind") == "ConfigMap"
+               and isinstance(root.get("data"), dict)
+               for key, text in root["data"].items()
+               if isinstance(text, str) and CONFIG_NAMES.fullmatch(str(key))]  # fmt: skip
+    if not entries or (system is None and any(s.recognise(doc) for s in SYSTEMS.values())):
+        return None
+    configs: list[Configuration] = []
+    for i, key, text in entries:
+        where = doc.where((i, "data", key))
+        try:
+            inner = read_configurations(text, f"{doc.source} ({where})", system)
+        except LeadercheckError:
+            continue  # an entry that is no configuration of a system (a script, a log setup)
+        outer = environment_from(_mapping(section.get("environment", {}) or {}, doc.source,
+                                          "leadercheck.environment"), doc.source)  # fmt: skip
+        expected = _expected(_mapping(section.get("expect", {}) or {}, doc.source,
+                                      "leadercheck.expect"), doc.source)  # fmt: skip
+        for c in inner:
+            knobs = {n: k if k.default or not k.readable else replace(
+                k, origin=f"{k.origin} of data.{key}") for n, k in c.knobs.items()}  # fmt: skip
+            configs.append(replace(
+                c, source=doc.source, name=f"data.{key}" + (f" {c.name}" if c.name else ""),
+                knobs=knobs,
+                environment=outer if section.get("environment") else c.environment,
+                expected={**c.expected, **expected},
+            ))  # fmt: skip
+    return configs or None
 
 
 def _twice(doc: Document, finder: Finder) -> list[tuple[str, tuple[int | None, ...]]]:

@@ -217,7 +217,8 @@ def flags_in(items: object, path: KeyPath) -> list[Flag]:
                 parts = shlex.split(text, comments=True)
             except ValueError:
                 parts = text.split()
-            words += [(p, path + (i,)) for p in parts]
+            # a backslash-newline leaves the newline on the next word: `\\\n--flag`
+            words += [(w, path + (i,)) for p in parts for w in p.split()]
         else:
             words.append((text.strip(), path + (i,)))
     flags = []

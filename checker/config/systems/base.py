@@ -69,6 +69,7 @@ class Timing:
     outage: Formula | None = None  # its horizon while the store is out of reach (a formula
     # returning None, or no formula: the system rides the outage out)
     outage_why: str = ""
+    rides_out_why: str = ""  # why it keeps leading when `outage` says None
     failover: tuple[Term, ...] = ()
     reset: Reset | None = None
 

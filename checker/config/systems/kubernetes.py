@@ -44,7 +44,7 @@ from leadercheck.checker.config.reading import (
     one_flag,
 )
 from leadercheck.checker.config.systems.base import Elector, System, Term, Timing, Values
-from leadercheck.checker.config.systems.workloads import containers, program_of
+from leadercheck.checker.config.systems.workloads import containers, env_of, program_of
 from leadercheck.checker.errors import LeadercheckError
 
 JITTER = 1.2  # client-go's JitterFactor
@@ -164,8 +164,10 @@ def recognise(doc: Document) -> bool:
             isinstance(key, str) and key in KUBESPRAY
         ):
             return True
-        if isinstance(value, str) and value.lstrip().startswith(("--leader-elect",
-                                                                  "--enable-leader-election")):
+        if isinstance(value, str) and ("--leader-elect" in value
+                                       or "--enable-leader-election" in value):
+            return True
+        if key == "name" and value in KUBE_VIP:
             return True
         if isinstance(value, dict) and any(isinstance(k, str) and _is_flag(k) for k in value):
             return True  # kubeadm's extraArgs map
@@ -206,6 +208,11 @@ def read(finder: Finder, client: Mapping[str, Any]) -> list[Elector]:
                                         nanoseconds_or_go, cert_manager=True))  # fmt: skip
         elif kind == "ClusterConfiguration":
             electors += _kubeadm(finder, i, root)
+        elif kind == "KubeControllerManagerConfig":  # OpenShift's
+            electors += _openshift(finder, i, root)
+        elif kind in ("ControllerManagerConfig", "ControllerManagerConfiguration"):
+            electors.append(_from_block(finder, PROGRAMS["manager"], (i,), ["leaderElection"],
+                                        go_duration))  # fmt: skip
         electors += _workloads(finder, i, named)
         electors += _chart_values(finder, i, root)
         electors += _kubespray(finder, i, root)
@@ -326,6 +333,9 @@ def _workloads(finder: Finder, i: int, named: object) -> list[Elector | None]:
         flags += flags_in(container.get("args"), path + ("args",))
         name = program_of(container)
         program = program_named(name)
+        if name == "kube-vip":
+            electors.append(_kube_vip(finder, path, container))
+            continue
         if program is None and not any(_is_flag(f.name) for f in flags):
             continue
         finder.get(path + ("command",))
@@ -337,6 +347,58 @@ def _workloads(finder: Finder, i: int, named: object) -> list[Elector | None]:
         label = f"container {container.get('name', name)}"
         electors.append(_from_flags(finder, program, flags, label))
     return electors
+
+
+KUBE_VIP = {"vip_leaseduration": "lease_duration", "vip_renewdeadline": "renew_deadline",
+            "vip_retryperiod": "retry_period"}  # fmt: skip
+
+
+def whole_seconds(value: object, knob: str) -> float:
+    """kube-vip's durations: whole seconds as text (strconv.ParseInt, then times a second)."""
+    text = str(value).strip() if isinstance(value, str | int) and not isinstance(value, bool) \
+        else ""
+    if not (text.isdigit() and text.isascii()) or len(text) > 9:
+        raise Unreadable(f"{shown(value)} is not a whole number of seconds, all kube-vip reads")
+    return float(int(text))
+
+
+def _kube_vip(finder: Finder, path: KeyPath, container: Mapping[str, Any]) -> Elector | None:
+    """kube-vip: leader election from its environment (vip_leaderelection, and its three
+    durations in whole seconds: 15/10/2 in its binary)."""
+    env = env_of(container, path, finder)
+    on = env.get("vip_leaderelection")
+    if on is None or str(on[1]).strip().lower() != "true":
+        finder.notes.append("kube-vip runs without vip_leaderelection: it elects no leader")
+        return None
+    values: dict[str, Knob | None] = {}
+    for variable, knob in KUBE_VIP.items():
+        if variable in env:
+            where, value = env[variable]
+            finder.get(where)
+            values[knob] = finder.parsed(knob, variable, value, finder.doc.where(where),
+                                         whole_seconds, "s")  # fmt: skip
+    program = Program("kube-vip", COMPONENT_BASE, "kube-vip's")
+    knobs = _knobs(values, program, finder)
+    knobs = {n: k if not k.default else Knob(n, [v for v, m in KUBE_VIP.items() if m == n][0],
+                                             k.value, k.origin, True) for n, k in knobs.items()}  # fmt: skip
+    return Elector("kube-vip", knobs, name=f"container {container.get('name', 'kube-vip')}")
+
+
+def _openshift(finder: Finder, i: int, root: Mapping[str, Any]) -> list[Elector | None]:
+    """OpenShift's KubeControllerManagerConfig: `extendedArguments`, each flag a list of
+    values, become kube-controller-manager's flags."""
+    at = (i, "extendedArguments")
+    _, args = finder.get(at)
+    if not isinstance(args, dict):
+        return []
+    flags = []
+    for name, values in args.items():
+        vals = values if isinstance(values, list) else [values]
+        for j, v in enumerate(vals):
+            flags.append(Flag(str(name), None if v is None else str(v), at + (name, j)))
+            finder.get(at + (name, j))
+    return [_from_flags(finder, PROGRAMS["kube-controller-manager"], flags,
+                        "extendedArguments")]  # fmt: skip
 
 
 def _kubeadm(finder: Finder, i: int, root: Mapping[str, Any]) -> list[Elector | None]:
@@ -403,7 +465,9 @@ def _kubespray(finder: Finder, i: int, root: Mapping[str, Any]) -> list[Elector 
 
 
 HANDLED = ("KubeSchedulerConfiguration", "KubeControllerManagerConfiguration",
-           "ControllerConfiguration", "CAInjectorConfiguration", "ClusterConfiguration")
+           "ControllerConfiguration", "CAInjectorConfiguration", "ClusterConfiguration",
+           "KubeControllerManagerConfig", "ControllerManagerConfig",
+           "ControllerManagerConfiguration")
 
 
 def _other_blocks(finder: Finder, named: object) -> list[Elector | None]:
@@ -417,7 +481,7 @@ def _other_blocks(finder: Finder, named: object) -> list[Elector | None]:
         root = finder.doc.roots[int(path[0])]
         if isinstance(root, dict) and root.get("kind") in HANDLED:
             continue  # a kind whose block is elsewhere: named as unread, not guessed at
-        if not any(normal(str(k)) in LIKE for k in value):
+        if not any(normal(str(k)) in LIKE or k == "leaderElect" for k in value):
             continue
         program = _named_program(named, "leader-elect-", finder.doc) if named else Program(
             "a component's configuration", COMPONENT_BASE,

@@ -176,7 +176,13 @@ def recognise(doc: Document) -> bool:
         return False
     if any(_zalando(r) or _crunchy(r) for r in doc.roots):
         return True
-    return (len(doc.roots) == 1 and _patroni_yaml(root)) or bool(_spilo(doc))
+    return (len(doc.roots) == 1 and (_patroni_yaml(root) or _chart(root))) or bool(_spilo(doc))
+
+
+def _chart(root: object) -> bool:
+    """A Helm chart's values that carry a Patroni configuration under `patroni:`."""
+    return isinstance(root, dict) and isinstance(root.get("patroni"), dict) and (
+        "bootstrap" in root["patroni"] or "postgresql" in root["patroni"])
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -189,6 +195,10 @@ def read(finder: Finder, client: Mapping[str, Any]) -> list[Elector]:
             return [_read_zalando(finder, i)]
         if _crunchy(root):
             return [_read_crunchy(finder, i)]
+    if _chart(doc.roots[0]) and not _patroni_yaml(doc.roots[0]):
+        finder.notes.append("a chart's values: its patroni section is taken as the Patroni "
+                            "configuration it renders, Patroni's defaults for what it leaves out")  # fmt: skip
+        return [_read_local(finder, (0, "patroni"), PATRONI, "Patroni (a chart's values)")]
     spilo = _spilo(doc)
     if spilo and not _patroni_yaml(doc.roots[0]):
         return [_read_spilo(finder, *spilo[0])]
@@ -488,7 +498,6 @@ RULES = (*(_minimum(n) for n in MINIMUM), _loop_rule, _watchdog_rule)
 
 def timing(facts: Mapping[str, str]) -> Timing:
     dcs = facts.get("dcs", "unknown")
-    failsafe_note = "unless failsafe_mode holds and every member answers"
     watch = dcs != "kubernetes"
     failover = [Term("the leader key expires ttl after the last update", lambda v: v["ttl"])]
     if watch:
@@ -535,9 +544,10 @@ def timing(facts: Mapping[str, str]) -> Timing:
         renew_why=renew_why,
         delay=lambda v: v["dcs_latency"],
         outage=lambda v: None if v["failsafe_mode"] else v["loop_wait"] + v["retry_timeout"],
-        outage_why=f"a primary that cannot reach the DCS for retry_timeout demotes itself "
-        f"({failsafe_note}; with it, a primary that reaches every member keeps leading), and its "
-        "next cycle starts at most loop_wait after an update",
+        outage_why="a primary that cannot reach the DCS for retry_timeout demotes itself (no "
+        "failsafe_mode), and its next cycle starts at most loop_wait after an update",
+        rides_out_why="failsafe_mode: a primary that cannot reach the DCS keeps leading while "
+        "every member answers it over the REST API (ha.py _handle_dcs_error)",
         failover=tuple(failover),
         reset=reset,
     )  # fmt: skip

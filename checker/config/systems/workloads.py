@@ -9,6 +9,7 @@ containers through here, so the shapes are known in one place.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -44,15 +45,39 @@ def containers(doc: Document) -> Iterator[tuple[KeyPath, Mapping[str, Any]]]:
                     yield (i, "services", name), service
 
 
+SHELLS = ("sh", "bash", "dash", "ash")
+
+
 def program_of(container: Mapping[str, Any]) -> str:
-    """The program a container runs: its command's first word, else its image's name."""
+    """The program a container runs: its command's first word (through `sh -c "exec prog
+    ..."`), else its image's name."""
     command = container.get("command")
-    if isinstance(command, list) and command and isinstance(command[0], str):
-        first = command[0].split()[0] if command[0].split() else ""
-        if first and not first.startswith("-") and first not in ("/bin/sh", "sh", "bash"):
-            return first.rsplit("/", 1)[-1]
-    if isinstance(command, str) and command.split():
-        return command.split()[0].rsplit("/", 1)[-1]
+    words = ([str(c) for c in command] if isinstance(command, list) else
+             [str(command)] if isinstance(command, str) else [])  # fmt: skip
+    if words and words[0].split():
+        first = words[0].split()[0].rsplit("/", 1)[-1]
+        if first in SHELLS:
+            args = container.get("args")
+            more = [str(a) for a in args] if isinstance(args, list) else []
+            script = " ".join(w for w in words[1:] + more if w != "-c")
+            try:
+                tokens = shlex.split(script, comments=True)
+            except ValueError:
+                tokens = script.split()
+            tokens = [t for t in tokens if t.strip()]
+            if "exec" in tokens:  # the program the script ends in
+                after = tokens[len(tokens) - tokens[::-1].index("exec"):]
+                tokens = after or tokens
+            runs = [t for t in tokens if not t.startswith("-") and "=" not in t]
+            if runs and runs[0].rsplit("/", 1)[-1] == "hyperkube" and len(runs) > 1:
+                runs = runs[1:]
+            if runs:
+                name = runs[0].rsplit("/", 1)[-1]
+                return "kube-scheduler" if name == "scheduler" else name
+        elif first == "hyperkube" and len(words) > 1:  # `hyperkube kube-scheduler ...`
+            return words[1].split()[0]
+        elif not first.startswith("-"):
+            return first
     image = str(container.get("image", ""))
     name = image.rsplit("/", 1)[-1].split("@", 1)[0].split(":", 1)[0]
     return name or str(container.get("name", ""))
