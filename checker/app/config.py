@@ -65,19 +65,38 @@ def _environment_options() -> list[click.Option]:
     "config",
     params=[
         click.Argument(["target"], metavar="FILE|DIR", type=click.Path(path_type=Path)),
-        Once(["--system"], type=click.Choice(list(SYSTEMS)), help="The system the file "
-             "configures (inferred from the file when not given)."),
-        click.Option(["--all", "gate"], is_flag=True, help="Gate every configuration in the "
-                     "directory DIR against the verdicts each expects (leadercheck.expect)."),
-        Once(["--out"], type=click.Path(path_type=Path), default=Path("counterexamples"),
-             show_default=True, help="Directory for the counterexample charts."),
-        Once(["--junit"], type=click.Path(path_type=Path), metavar="FILE",
-             help="With --all: write a JUnit XML report."),
-        click.Option(["--json", "as_json"], is_flag=True,
-                     help="Print one JSON object on stdout and nothing else."),
+        Once(
+            ["--system"],
+            type=click.Choice(list(SYSTEMS)),
+            help="The system the file configures (inferred from the file when not given).",
+        ),
+        click.Option(
+            ["--all", "gate"],
+            is_flag=True,
+            help="Gate every configuration in the "
+            "directory DIR against the verdicts each expects (leadercheck.expect).",
+        ),
+        Once(
+            ["--out"],
+            type=click.Path(path_type=Path),
+            default=Path("counterexamples"),
+            show_default=True,
+            help="Directory for the counterexample charts.",
+        ),
+        Once(
+            ["--junit"],
+            type=click.Path(path_type=Path),
+            metavar="FILE",
+            help="With --all: write a JUnit XML report.",
+        ),
+        click.Option(
+            ["--json", "as_json"],
+            is_flag=True,
+            help="Print one JSON object on stdout and nothing else.",
+        ),
         *_environment_options(),
     ],
-)  # fmt: skip
+)
 @reporting
 def config_command(
     target: Path,
@@ -130,12 +149,20 @@ def config_command(
     regions = [_regions(j) for j, _ in judgements]
     if as_json:
         docs = [_json(j, charts, r) for (j, charts), r in zip(judgements, regions, strict=True)]
-        doc = docs[0] if len(docs) == 1 else {
-            "file": str(target), "verdict": _worst(judgements, interrupted), "elections": docs}
+        doc = (
+            docs[0]
+            if len(docs) == 1
+            else {
+                "file": str(target),
+                "verdict": _worst(judgements, interrupted),
+                "elections": docs,
+            }
+        )
         say(json.dumps(doc, indent=2, sort_keys=True))
     else:
-        blocks = [report_lines(j, charts, r) for (j, charts), r in
-                  zip(judgements, regions, strict=True)]  # fmt: skip
+        blocks = [
+            report_lines(j, charts, r) for (j, charts), r in zip(judgements, regions, strict=True)
+        ]
         say("\n\n".join("\n".join(b) for b in blocks))
     if interrupted:
         return 3
@@ -153,9 +180,10 @@ def _directory(target: Path) -> list[Path]:
     if not target.is_dir():
         raise LeadercheckError(f"--all needs a directory of configurations, not {target}")
     found = sorted(
-        p for p in target.iterdir()
+        p
+        for p in target.iterdir()
         if p.suffix in SUFFIXES and not p.name.startswith(".") and not p.is_symlink()
-    )  # fmt: skip
+    )
     if not found:
         raise LeadercheckError(
             f"{target} holds no configuration files (named *{', *'.join(SUFFIXES)})"
@@ -188,8 +216,7 @@ def _slug(text: str) -> str:
 def _write_charts(judgement: Judgement, out: Path, several: bool) -> dict[str, list[str]]:
     """Each UNSAFE claim's counterexample as JSON, DOT and SVG, its time column in seconds."""
     config = judgement.config
-    stem = Path(config.source).stem + (f".{_slug(config.name)}" if config.name and several
-                                       else "")  # fmt: skip
+    stem = Path(config.source).stem + (f".{_slug(config.name)}" if config.name and several else "")
     written: dict[str, list[str]] = {}
     for f in judgement.findings:
         if f.verdict != UNSAFE or f.run is None or f.run.outcome.trace is None:
@@ -281,8 +308,12 @@ def _json(
 
 
 def _finding_json(f: Finding, written: Sequence[str], region: Sequence[str]) -> dict[str, Any]:
-    doc: dict[str, Any] = {"claim": f.claim, "verdict": f.verdict, "lines": list(f.lines),
-                           "defaults": list(f.defaults)}  # fmt: skip
+    doc: dict[str, Any] = {
+        "claim": f.claim,
+        "verdict": f.verdict,
+        "lines": list(f.lines),
+        "defaults": list(f.defaults),
+    }
     if region:
         doc["region"] = [line.strip() for line in region]
     if f.run is not None:
@@ -330,10 +361,15 @@ def _gate(
     failed = [r for r in rows if not r.ok]
     if junit is not None:
         cases = [
-            JunitCase(r.source, r.claim, None, "" if r.ok else f"expected {r.expected}, "
-                      f"got {r.got}", "\n".join(r.finding.lines) + r.finding.rests_on)
+            JunitCase(
+                r.source,
+                r.claim,
+                None,
+                "" if r.ok else f"expected {r.expected}, got {r.got}",
+                "\n".join(r.finding.lines) + r.finding.rests_on,
+            )
             for r in rows
-        ] + [JunitCase(f, "read", None, f"cannot judge: {why}", why) for f, why in unjudged]  # fmt: skip
+        ] + [JunitCase(f, "read", None, f"cannot judge: {why}", why) for f, why in unjudged]
         files.write_text(junit, junit_suite("leadercheck-config", cases), "--junit")
     if as_json:
         doc = {
@@ -347,8 +383,10 @@ def _gate(
         for r in rows:
             said = f" ({r.finding.lines[0]})" if not r.ok and r.finding.lines else ""
             mark = "ok  " if r.ok else "DIFF"
-            say(f"{mark} {r.source} {r.claim}: expected {r.expected}, got {r.got}{said}"
-                f"{r.finding.rests_on}")  # fmt: skip
+            say(
+                f"{mark} {r.source} {r.claim}: expected {r.expected}, got {r.got}{said}"
+                f"{r.finding.rests_on}"
+            )
         for f, why in unjudged:
             say(f"SKIP {f}: cannot judge: {why}")
         if interrupted:

@@ -142,9 +142,13 @@ def _parse(text: str, source: str) -> Document:
 
 # -- templates ---------------------------------------------------------------------------
 
-_CONTROL = re.compile(r"^[^#]*(\{%|%\{|\{\{-?\s*(?:if|range|with|define|template|include|toYaml|"
-                      r"end)\b)")  # Jinja, Terraform's %{ for }, Go's {{ if }}
-_VALUE = re.compile(r"^(\s*(?:-\s+)?[^\s#:{\[\]'\"][^#:]*:\s+|\s*-\s+)(\{\{.*?\}\}[^#]*?)(\s+#.*)?$")
+_CONTROL = re.compile(
+    r"^[^#]*(\{%|%\{|\{\{-?\s*(?:if|range|with|define|template|include|toYaml|"
+    r"end)\b)"
+)  # Jinja, Terraform's %{ for }, Go's {{ if }}
+_VALUE = re.compile(
+    r"^(\s*(?:-\s+)?[^\s#:{\[\]'\"][^#:]*:\s+|\s*-\s+)(\{\{.*?\}\}[^#]*?)(\s+#.*)?$"
+)
 
 
 def _template(text: str, source: str, refused: _Refused) -> Document:
@@ -179,8 +183,10 @@ def _comment(line: str) -> bool:
 # -- flags -----------------------------------------------------------------------------
 
 # `--name`, `--name=value` or `--name value`, then an optional `# comment` and a shell's `\`
-_FLAG_LINE = re.compile(r"\s*--[A-Za-z][\w.\-]*(?:[=\s]\s*(?:\"[^\"]*\"|'[^']*'|[^\s#\"']\S*))?"
-                        r"\s*(?:#.*)?\\?\s*$")  # fmt: skip
+_FLAG_LINE = re.compile(
+    r"\s*--[A-Za-z][\w.\-]*(?:[=\s]\s*(?:\"[^\"]*\"|'[^']*'|[^\s#\"']\S*))?"
+    r"\s*(?:#.*)?\\?\s*$"
+)
 _FLAG_PARTS = re.compile(r"\s*(--[A-Za-z][\w.\-]*)(?:[=\s]\s*(\"[^\"]*\"|'[^']*'|[^\s#\"']\S*))?")
 
 
@@ -301,7 +307,7 @@ class _Composer(yaml.SafeLoader):
 def _yaml(text: str, source: str) -> Document:
     loader = _Composer(text)
     try:
-        nodes = []
+        nodes: list[Node] = []
         while loader.check_node():
             if len(nodes) == DOCUMENTS:
                 raise _Refused(f"more than {DOCUMENTS} YAML documents")
@@ -311,8 +317,9 @@ def _yaml(text: str, source: str) -> Document:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or "not YAML"
-        raise _Refused(f"does not parse as YAML: {problem}",
-                       mark.line + 1 if mark is not None else None) from None  # fmt: skip
+        raise _Refused(
+            f"does not parse as YAML: {problem}", mark.line + 1 if mark is not None else None
+        ) from None
     finally:
         loader.dispose()
     if not roots:
@@ -336,8 +343,7 @@ class _Builder:
         if self.count > VALUES:
             raise _Refused(f"more than {VALUES:,} values once its aliases are expanded", line)
         if depth > DEPTH:
-            raise _Refused(f"nested deeper than {DEPTH} levels once its aliases are expanded",
-                           line)  # fmt: skip
+            raise _Refused(f"nested deeper than {DEPTH} levels once its aliases are expanded", line)
         if isinstance(node, ScalarNode):
             return self.scalar(node)
         if id(node) in self.open:
@@ -347,7 +353,9 @@ class _Builder:
             if isinstance(node, SequenceNode):
                 for i, item in enumerate(node.value):
                     self.lines[path + (i,)] = item.start_mark.line + 1
-                return [self.build(item, path + (i,), depth + 1) for i, item in enumerate(node.value)]
+                return [
+                    self.build(item, path + (i,), depth + 1) for i, item in enumerate(node.value)
+                ]
             assert isinstance(node, MappingNode)
             return self.mapping(node, path, depth)
         finally:

@@ -12,7 +12,16 @@ import re
 from leadercheck.checker.config.document import shown
 from leadercheck.checker.errors import LeadercheckError
 
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+_UNITS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "μs": 1e-6,
+    "ms": 0.001,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+}
 LONGEST = 1_000_000.0  # seconds (11.6 days): past any timeout a leader election runs on
 _PART = re.compile(r"([0-9]{1,9}(?:\.[0-9]{0,9})?|\.[0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)")
 _NUMBER = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,9})?")

@@ -14,7 +14,7 @@ verdict line.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -108,19 +108,27 @@ class Question:
         for n in self.reads:
             knob = self.knobs.get(n)
             if knob is not None and (not knob.readable or n in self.unknown):
-                problem = knob.problem or "the system adjusts it together with a knob that " \
-                    "cannot be read"
+                problem = (
+                    knob.problem or "the system adjusts it together with a knob that cannot be read"
+                )
                 why.setdefault(problem, []).append(knob.label)
         return [f"{', '.join(labels)}: {problem}" for problem, labels in why.items()]
 
     @property
     def defaults(self) -> tuple[str, ...]:
-        return tuple(self.knobs[n].said() for n in self.reads
-                     if n in self.knobs and self.knobs[n].default and self.knobs[n].readable)  # fmt: skip
+        return tuple(
+            self.knobs[n].said()
+            for n in self.reads
+            if n in self.knobs and self.knobs[n].default and self.knobs[n].readable
+        )
 
     def cannot_tell(self) -> Finding:
-        return Finding(self.claim, UNDECIDED, (f"cannot tell: {'; '.join(self.blocked)}",),
-                       defaults=self.defaults)  # fmt: skip
+        return Finding(
+            self.claim,
+            UNDECIDED,
+            (f"cannot tell: {'; '.join(self.blocked)}",),
+            defaults=self.defaults,
+        )
 
 
 def judge(config: Configuration, progress: Progress | None = None) -> Judgement:
@@ -132,39 +140,60 @@ def judge(config: Configuration, progress: Progress | None = None) -> Judgement:
     timing = timing_of(config)
     say = progress or (lambda _: None)
 
-    def question(claim: str, formulas: list[Callable[..., object] | None]) -> Question:
+    def question(claim: str, formulas: Sequence[Callable[..., object] | None]) -> Question:
         return Question(claim, reads(formulas, values), config.knobs, unknown)
 
-    findings = [_rules(config, [question(RULES, [lambda v, r=r: r(v, config.facts)])
-                                for r in system.rules], raw)]
-    asked: list[tuple[Question, Callable[[], Finding]]] = [(
-        question(STALE, [timing.believes, timing.store_ttl]
-                 + ([timing.reset.lease, timing.reset.pause] if timing.reset else [])),
-        lambda: stale_leader(catalogue, timing, values, say, config),
-    )]  # fmt: skip
+    findings = [
+        _rules(
+            config,
+            [question(RULES, [lambda v, r=r: r(v, config.facts)]) for r in system.rules],
+            raw,
+        )
+    ]
+    asked: list[tuple[Question, Callable[[], Finding]]] = [
+        (
+            question(
+                STALE,
+                [timing.believes, timing.store_ttl]
+                + ([timing.reset.lease, timing.reset.pause] if timing.reset else []),
+            ),
+            lambda: stale_leader(catalogue, timing, values, say, config),
+        )
+    ]
     if FALSE_FAILOVER in system.claims and timing.renew is not None:
-        asked.append((
-            question(FALSE_FAILOVER, [timing.renew, timing.delay, timing.store_ttl,
-                                      timing.holds_for, timing.outage]),
-            lambda: false_failover(catalogue, timing, values, say),
-        ))  # fmt: skip
+        asked.append(
+            (
+                question(
+                    FALSE_FAILOVER,
+                    [timing.renew, timing.delay, timing.store_ttl, timing.holds_for, timing.outage],
+                ),
+                lambda: false_failover(catalogue, timing, values, say),
+            )
+        )
     if LOST_ACK in system.claims:
-        asked.append((
-            question(LOST_ACK, [lambda v: (v["synchronous_mode"], v["maximum_lag_on_failover"])]),
-            lambda: lost_ack_write(catalogue, values, say),
-        ))  # fmt: skip
+        asked.append(
+            (
+                question(
+                    LOST_ACK, [lambda v: (v["synchronous_mode"], v["maximum_lag_on_failover"])]
+                ),
+                lambda: lost_ack_write(catalogue, values, say),
+            )
+        )
     for q, answer in asked:
         if q.blocked:
             findings.append(q.cannot_tell())
             continue
         found = answer()
-        findings.append(Finding(found.claim, found.verdict, found.lines, found.run,
-                                found.interrupted, q.defaults))  # fmt: skip
+        findings.append(
+            Finding(
+                found.claim, found.verdict, found.lines, found.run, found.interrupted, q.defaults
+            )
+        )
         if found.interrupted or ctrl_c_arrived():
-            return Judgement(config, tuple(findings), (), values, stopped=True,
-                             notes=tuple(adjusted))  # fmt: skip
-    failover = _failover(timing, values, question("failover", [t.seconds for t in
-                                                               timing.failover]))  # fmt: skip
+            return Judgement(
+                config, tuple(findings), (), values, stopped=True, notes=tuple(adjusted)
+            )
+    failover = _failover(timing, values, question("failover", [t.seconds for t in timing.failover]))
     if config.system == "patroni" and "primary_start_timeout" in values:
         failover += (
             f"if PostgreSQL fails but Patroni runs, Patroni first restarts it for up to "
@@ -192,8 +221,9 @@ def _rules(config: Configuration, questions: list[Question], raw: Values) -> Fin
         return Finding(RULES, UNSAFE, (*broken, *untold_line), defaults=tuple(defaults))
     if untold:
         return Finding(RULES, UNDECIDED, tuple(untold_line), defaults=tuple(defaults))
-    return Finding(RULES, SAFE, (f"{system.title}'s own rules on these knobs hold",),
-                   defaults=tuple(defaults))  # fmt: skip
+    return Finding(
+        RULES, SAFE, (f"{system.title}'s own rules on these knobs hold",), defaults=tuple(defaults)
+    )
 
 
 def decide(
@@ -246,8 +276,9 @@ def _s(value: float) -> str:
     return f"{round(value, 3):g} s"
 
 
-def _lease_timing(catalogue: Catalogue, lease: float, ttl: float, rate: float,
-                  pause: float) -> tuple[str, Run | None]:  # fmt: skip
+def _lease_timing(
+    catalogue: Catalogue, lease: float, ttl: float, rate: float, pause: float
+) -> tuple[str, Run | None]:
     """Whether a holder believing it leads `lease` (its clock `rate` slow) and paused up to
     `pause` can act after the store's `ttl`: lease-timing, else z3's region exactly."""
     durations = {
@@ -277,11 +308,15 @@ def stale_leader(
     )
     exact = run is None and verdict != UNDECIDED
     if verdict == SAFE:
-        head = (f"a pause up to {_s(ttl - believes - drifted)} keeps a single {t.leader} "
-                f"(the environment's is {_s(pause)})")  # fmt: skip
+        head = (
+            f"a pause up to {_s(ttl - believes - drifted)} keeps a single {t.leader} "
+            f"(the environment's is {_s(pause)})"
+        )
     elif verdict == UNSAFE:
-        head = (f"a pause of {_s(pause)} lets a deposed {t.leader} act after another took "
-                f"over: {_s(believes + drifted)} + {_s(pause)} = {_s(worst)} > {_s(ttl)}")  # fmt: skip
+        head = (
+            f"a pause of {_s(pause)} lets a deposed {t.leader} act after another took "
+            f"over: {_s(believes + drifted)} + {_s(pause)} = {_s(worst)} > {_s(ttl)}"
+        )
     else:
         head = "not judged: interrupted"
     if exact:
@@ -290,12 +325,16 @@ def stale_leader(
         lease, cap = t.reset.lease(v), t.reset.pause(v)
         second, reset_run = _lease_timing(catalogue, lease, ttl, rate, cap)
         stop = lease * (1 + rate) + cap
-        facts += (f"{t.reset.why}: it is stopped at most {_s(stop)} after its last renewal "
-                  f"({_s(lease)} + {_s(lease * rate)} drift + a pause of {_s(cap)})",)  # fmt: skip
+        facts += (
+            f"{t.reset.why}: it is stopped at most {_s(stop)} after its last renewal "
+            f"({_s(lease)} + {_s(lease * rate)} drift + a pause of {_s(cap)})",
+        )
         if second == SAFE:
             verdict, run = SAFE, reset_run
-            head = (f"the watchdog stops a deposed {t.leader} before another takes over: "
-                    f"{_s(stop)} <= {_s(ttl)}")  # fmt: skip
+            head = (
+                f"the watchdog stops a deposed {t.leader} before another takes over: "
+                f"{_s(stop)} <= {_s(ttl)}"
+            )
         elif second == UNDECIDED:
             verdict, run = UNDECIDED, reset_run
     if verdict != SAFE and config is not None:
@@ -319,20 +358,28 @@ def false_failover(catalogue: Catalogue, t: Timing, v: Values, say: Progress) ->
     room = max(held - renew - delay, 0.0)
     own = t.holds_for is not None and t.holds_for(v) < t.store_ttl(v)
     why = t.holds_for_why if own else t.renew_why
-    by_pause = (f"a pause of {_s(room)} or more deposes it: renewals every {_s(renew)}, up to "
-                f"{_s(delay)} late, against {_s(held)} ({why})")  # fmt: skip
+    by_pause = (
+        f"a pause of {_s(room)} or more deposes it: renewals every {_s(renew)}, up to "
+        f"{_s(delay)} late, against {_s(held)} ({why})"
+    )
     horizon = t.outage(v) if t.outage is not None else None
     if horizon is None:
         cut_verdict, by_cut = SAFE, f"a store out of reach does not depose it: {t.rides_out_why}"
     else:
         cut_verdict, _ = _lease_renewal(catalogue, horizon, renew, delay, min(cut, horizon))
         gap = max(horizon - renew - delay, 0.0)
-        by_cut = (f"a store out of reach for {_s(gap)} or more deposes it: {t.outage_why}")
+        by_cut = f"a store out of reach for {_s(gap)} or more deposes it: {t.outage_why}"
     assumed = f"(the environment: pauses up to {_s(pause)}, the store out of reach up to {_s(cut)})"
     verdicts = {verdict, cut_verdict}
     if UNSAFE in verdicts:
-        which = [w for w, x in ((f"a pause of {_s(pause)}", verdict),
-                                (f"the store out of reach for {_s(cut)}", cut_verdict)) if x == UNSAFE]  # fmt: skip
+        which = [
+            w
+            for w, x in (
+                (f"a pause of {_s(pause)}", verdict),
+                (f"the store out of reach for {_s(cut)}", cut_verdict),
+            )
+            if x == UNSAFE
+        ]
         head = f"{' or '.join(which)} deposes a healthy {t.leader} {assumed}"
         final = UNSAFE
     elif UNDECIDED in verdicts:
@@ -345,21 +392,31 @@ def false_failover(catalogue: Catalogue, t: Timing, v: Values, say: Progress) ->
     return Finding(FALSE_FAILOVER, final, (head, by_pause, by_cut), chart, _interrupted(run))
 
 
-def _lease_renewal(catalogue: Catalogue, ttl: float, renew: float, delay: float,
-                   gc: float) -> tuple[str, Run | None]:  # fmt: skip
+def _lease_renewal(
+    catalogue: Catalogue, ttl: float, renew: float, delay: float, gc: float
+) -> tuple[str, Run | None]:
     """Whether a leader renewing every `renew`, up to `delay` late, held back up to `gc`,
     can see its lease of `ttl` lapse: lease-renewal, else its law exactly (deposed exactly
     when ttl <= renew + delay + gc, which tests/models/test_lease_renewal.py checks by search
     over a grid), for a margin below the finest tick the model's size allows."""
     fixed = {**RENEWAL, "crashes": 0}
-    verdict, run = decide(catalogue, "lease-renewal", "healthy-leader-kept",
-                          _renewal(ttl, renew, delay, gc, harmful=False), fixed, 12, 48)  # fmt: skip
+    verdict, run = decide(
+        catalogue,
+        "lease-renewal",
+        "healthy-leader-kept",
+        _renewal(ttl, renew, delay, gc, harmful=False),
+        fixed,
+        12,
+        48,
+    )
     if verdict == UNDECIDED and not _interrupted(run):
         return (UNSAFE if ttl <= renew + delay + gc else SAFE), None
     return verdict, run
 
 
-def _renewal(ttl: float, renew: float, delay: float, gc: float, harmful: bool) -> dict[str, Duration]:
+def _renewal(
+    ttl: float, renew: float, delay: float, gc: float, harmful: bool
+) -> dict[str, Duration]:
     """`lease-renewal`'s timings: the TTL protects against a false failover; the interval,
     delay and pause (or cut) harm it."""
     return {
@@ -384,10 +441,12 @@ def lost_ack_write(catalogue: Catalogue, v: Values, say: Progress) -> Finding:
         return Finding(
             LOST_ACK,
             SAFE,
-            ("synchronous_mode: a write is acknowledged once the /sync standby has it, and "
-             "only that standby may be promoted",),
+            (
+                "synchronous_mode: a write is acknowledged once the /sync standby has it, and "
+                "only that standby may be promoted",
+            ),
             run,
-        )  # fmt: skip
+        )
     if outcome.verdict is Verdict.VIOLATED:
         lag = v["maximum_lag_on_failover"]
         return Finding(
@@ -432,8 +491,10 @@ def _failover(t: Timing, v: Values, q: Question) -> tuple[str, ...]:
     terms = [(term.what, float(term.seconds(v))) for term in t.failover]
     total = sum(s for _, s in terms)
     parts = " + ".join(f"{_s(s)} ({what})" for what, s in terms)
-    return (f"worst failover: {_s(total)} from the {t.leader}'s crash to a new {t.leader}: "
-            f"{parts}{Finding('', '', (), defaults=q.defaults).rests_on}",)  # fmt: skip
+    return (
+        f"worst failover: {_s(total)} from the {t.leader}'s crash to a new {t.leader}: "
+        f"{parts}{Finding('', '', (), defaults=q.defaults).rests_on}",
+    )
 
 
 def _in_region(lease: float, ttl: float, drift: float, pause: float) -> bool:
@@ -446,4 +507,3 @@ def _in_region(lease: float, ttl: float, drift: float, pause: float) -> bool:
 
 def _interrupted(run: Run | None) -> bool:
     return run is not None and run.outcome.verdict is Verdict.INCOMPLETE
-

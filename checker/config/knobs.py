@@ -98,44 +98,70 @@ def read_configurations(text: str, source: str, system: str | None = None) -> li
         electors = [Elector("node-redlock", redlock_system.read_settings(finder, client, clients))]
     else:
         electors = spec.read(finder, client)
-    environment = environment_from(_mapping(section.get("environment", {}) or {}, source,
-                                            "leadercheck.environment"), source)  # fmt: skip
-    expected = _expected(_mapping(section.get("expect", {}) or {}, source, "leadercheck.expect"),
-                         source)  # fmt: skip
+    environment = environment_from(
+        _mapping(section.get("environment", {}) or {}, source, "leadercheck.environment"), source
+    )
+    expected = _expected(
+        _mapping(section.get("expect", {}) or {}, source, "leadercheck.expect"), source
+    )
     unseen = unread(doc, finder.looked, spec.like, skip=(SECTION_NAME,))
     notes = list(dict.fromkeys(finder.notes))
-    notes += [f"{where} is set twice (lines {' and '.join(map(str, lines))}); the last is kept"
-              for where, lines in _twice(doc, finder)]  # fmt: skip
+    notes += [
+        f"{where} is set twice (lines {' and '.join(map(str, lines))}); the last is kept"
+        for where, lines in _twice(doc, finder)
+    ]
     configs = []
     for elector in electors:
         knobs = dict(elector.knobs)
         for knob, _, where in unseen:
             held = knobs.get(knob)
             if held is not None and held.default:
-                knobs[knob] = Knob(knob, held.label, None, held.origin, True,
-                                   problem=f"{where} may set it, in a place leadercheck does not "
-                                   "read", kind=held.kind)  # fmt: skip
-        said = [f"{where} looks like {knob} but is in a place leadercheck does not read"
-                for knob, _, where in unseen]  # fmt: skip
-        configs.append(Configuration(
-            found, source, elector.program, knobs, dict(elector.facts),
-            tuple(notes + list(elector.notes) + said), environment, expected, elector.name,
-        ))  # fmt: skip
+                knobs[knob] = Knob(
+                    knob,
+                    held.label,
+                    None,
+                    held.origin,
+                    True,
+                    problem=f"{where} may set it, in a place leadercheck does not read",
+                    kind=held.kind,
+                )
+        said = [
+            f"{where} looks like {knob} but is in a place leadercheck does not read"
+            for knob, _, where in unseen
+        ]
+        configs.append(
+            Configuration(
+                found,
+                source,
+                elector.program,
+                knobs,
+                dict(elector.facts),
+                tuple(notes + list(elector.notes) + said),
+                environment,
+                expected,
+                elector.name,
+            )
+        )
     return configs
 
 
 CONFIG_NAMES = re.compile(r".*\.(ya?ml|json|cfg|conf|properties|flags|env)$|zoo\.cfg")
 
 
-def _embedded(doc: Document, section: Mapping[str, Any],
-              system: str | None) -> list[Configuration] | None:  # fmt: skip
+def _embedded(
+    doc: Document, section: Mapping[str, Any], system: str | None
+) -> list[Configuration] | None:
     """A ConfigMap that carries configuration files in its `data`: each entry a system
     recognises, judged as the file it is mounted as. None when the document is none."""
-    entries = [(i, key, text) for i, root in enumerate(doc.roots)
-               if isinstance(root, dict) and root.get("kind") == "ConfigMap"
-               and isinstance(root.get("data"), dict)
-               for key, text in root["data"].items()
-               if isinstance(text, str) and CONFIG_NAMES.fullmatch(str(key))]  # fmt: skip
+    entries = [
+        (i, key, text)
+        for i, root in enumerate(doc.roots)
+        if isinstance(root, dict)
+        and root.get("kind") == "ConfigMap"
+        and isinstance(root.get("data"), dict)
+        for key, text in root["data"].items()
+        if isinstance(text, str) and CONFIG_NAMES.fullmatch(str(key))
+    ]
     if not entries or (system is None and any(s.recognise(doc) for s in SYSTEMS.values())):
         return None
     configs: list[Configuration] = []
@@ -145,19 +171,30 @@ def _embedded(doc: Document, section: Mapping[str, Any],
             inner = read_configurations(text, f"{doc.source} ({where})", system)
         except LeadercheckError:
             continue  # an entry that is no configuration of a system (a script, a log setup)
-        outer = environment_from(_mapping(section.get("environment", {}) or {}, doc.source,
-                                          "leadercheck.environment"), doc.source)  # fmt: skip
-        expected = _expected(_mapping(section.get("expect", {}) or {}, doc.source,
-                                      "leadercheck.expect"), doc.source)  # fmt: skip
+        outer = environment_from(
+            _mapping(section.get("environment", {}) or {}, doc.source, "leadercheck.environment"),
+            doc.source,
+        )
+        expected = _expected(
+            _mapping(section.get("expect", {}) or {}, doc.source, "leadercheck.expect"), doc.source
+        )
         for c in inner:
-            knobs = {n: k if k.default or not k.readable else replace(
-                k, origin=f"{k.origin} of data.{key}") for n, k in c.knobs.items()}  # fmt: skip
-            configs.append(replace(
-                c, source=doc.source, name=f"data.{key}" + (f" {c.name}" if c.name else ""),
-                knobs=knobs,
-                environment=outer if section.get("environment") else c.environment,
-                expected={**c.expected, **expected},
-            ))  # fmt: skip
+            knobs = {
+                n: k
+                if k.default or not k.readable
+                else replace(k, origin=f"{k.origin} of data.{key}")
+                for n, k in c.knobs.items()
+            }
+            configs.append(
+                replace(
+                    c,
+                    source=doc.source,
+                    name=f"data.{key}" + (f" {c.name}" if c.name else ""),
+                    knobs=knobs,
+                    environment=outer if section.get("environment") else c.environment,
+                    expected={**c.expected, **expected},
+                )
+            )
     return configs or None
 
 
@@ -210,8 +247,9 @@ def _dotted_section(text: str) -> dict[str, Any]:
         for part in parts[:-1]:
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
-                raise LeadercheckError(f"leadercheck.{'.'.join(parts)} is given as a value and "
-                                       "as a section")  # fmt: skip
+                raise LeadercheckError(
+                    f"leadercheck.{'.'.join(parts)} is given as a value and as a section"
+                )
         node[parts[-1]] = found.group(3)
     return section
 

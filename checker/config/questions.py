@@ -7,7 +7,7 @@ name the defaults it rests on, and a verdict that would read an unreadable knob 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from leadercheck.checker.config.environment import NAMES as ENVIRONMENT
@@ -58,7 +58,7 @@ def timing_of(config: Configuration) -> Timing:
     return SYSTEMS[config.system].timing(facts)
 
 
-def reads(formulas: list[Any], values: Mapping[str, float]) -> tuple[str, ...]:
+def reads(formulas: Sequence[Any], values: Mapping[str, float]) -> tuple[str, ...]:
     """Every name the formulas read (None entries skipped), in order."""
     names: list[str] = []
     for formula in formulas:

@@ -27,8 +27,10 @@ LONGEST_TEXT = 256  # characters in a knob's value; `{{ .Values.x | default "15s
 
 # `{{ .Values.x }}` (Helm, Jinja), `{% ... %}`, `${VAR}` (envsubst, Terraform), `$(VAR)` (a
 # Pod's env expansion), `<%= x %>` (ERB), `%(x)s` (Python), `@VAR@` (autoconf)
-_PLACEHOLDER = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\$\{[^}]*\}|\$\([A-Za-z_]\w*\)|<%.*?%>"
-                          r"|%\([A-Za-z_]\w*\)[sd]|@[A-Za-z_]\w*@")  # fmt: skip
+_PLACEHOLDER = re.compile(
+    r"\{\{.*?\}\}|\{%.*?%\}|\$\{[^}]*\}|\$\([A-Za-z_]\w*\)|<%.*?%>"
+    r"|%\([A-Za-z_]\w*\)[sd]|@[A-Za-z_]\w*@"
+)
 
 
 def placeholder(value: object) -> str | None:
@@ -125,7 +127,8 @@ class Finder:
                 node = node[key]
             elif isinstance(key, str) and node is not None and not isinstance(node, dict):
                 raise LeadercheckError(
-                    f"{self.doc.source}: {self.doc.where(path[:depth]) if depth > 1 else 'the file'}"
+                    f"{self.doc.source}: "
+                    f"{self.doc.where(path[:depth]) if depth > 1 else 'the file'}"
                     f" must be a mapping, not {type(node).__name__}"
                 )
             else:
@@ -179,12 +182,20 @@ class Finder:
     ) -> Knob:
         """A value found at `where` read by `parse`, or the knob named as unreadable."""
         if isinstance(value, str) and len(value) > LONGEST_TEXT:
-            raise LeadercheckError(f"{self.doc.source}: {where}: a value of {len(value):,} "
-                                   f"characters, {shown(value)}: no setting is that long")  # fmt: skip
+            raise LeadercheckError(
+                f"{self.doc.source}: {where}: a value of {len(value):,} "
+                f"characters, {shown(value)}: no setting is that long"
+            )
         hole = placeholder(value)
         if hole is not None:
-            return Knob(name, label, None, where, problem=f"a template placeholder {shown(hole)} "
-                        f"at {where}", kind=kind)  # fmt: skip
+            return Knob(
+                name,
+                label,
+                None,
+                where,
+                problem=f"a template placeholder {shown(hole)} at {where}",
+                kind=kind,
+            )
         try:
             number = parse(value, f"{self.doc.source}: {where}")
         except Unreadable as exc:
@@ -270,12 +281,17 @@ def unread(
         key = path[-1] if len(path) > 1 else None
         if isinstance(key, str) and normal(key) in like and path not in read:
             found.append((like[normal(key)], path, doc.where(path)))
-        elif (isinstance(value, str) and value.lstrip().startswith("--") and path not in read
-              and path[:-1] not in looked):  # a command line a reader read is read whole
+        elif (
+            isinstance(value, str)
+            and value.lstrip().startswith("--")
+            and path not in read
+            and path[:-1] not in looked
+        ):  # a command line a reader read is read whole
             for flag in flags_in([value], path[:-1]):
                 if normal(flag.name) in like:
-                    found.append((like[normal(flag.name)], path, f"--{flag.name} at "
-                                  f"{doc.where(path)}"))  # fmt: skip
+                    found.append(
+                        (like[normal(flag.name)], path, f"--{flag.name} at {doc.where(path)}")
+                    )
     return found
 
 

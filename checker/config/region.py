@@ -9,8 +9,8 @@ z3; the command imports it only when it reports.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -54,8 +54,7 @@ def stale_leader_region(
     knobs = [*names_in(timing.believes, values), *names_in(timing.store_ttl, values)]
     knobs = [k for k in dict.fromkeys(knobs) if k not in FIXED] + ["pause"]
     system = SYSTEMS[config.system]
-    ranges = knob_ranges(result.problem, result.region, parameters, values, knobs,
-                         system.limits)  # fmt: skip
+    ranges = knob_ranges(result.problem, result.region, parameters, values, knobs, system.limits)
     labels = {n: k.label for n, k in config.knobs.items()}
     lease = timing.believes(values) * (1 + values["clock_drift"])
     total = lease + values["pause"]

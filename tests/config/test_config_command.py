@@ -87,9 +87,11 @@ def test_json_is_one_object(tmp_path: Path) -> None:
 
 
 def test_a_file_with_several_elections_judges_each(tmp_path: Path) -> None:
-    text = ("apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\n"
-            "controllerManager:\n  extraArgs:\n    leader-elect-lease-duration: 30s\n"
-            "scheduler:\n  extraArgs:\n    leader-elect: 'false'\n")  # fmt: skip
+    text = (
+        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\n"
+        "controllerManager:\n  extraArgs:\n    leader-elect-lease-duration: 30s\n"
+        "scheduler:\n  extraArgs:\n    leader-elect: 'false'\n"
+    )
     config = tmp_path / "kubeadm.yaml"
     config.write_text(text)
     result = verify("config", config, "--out", tmp_path / "out", "--json")
@@ -100,19 +102,16 @@ def test_a_file_with_several_elections_judges_each(tmp_path: Path) -> None:
     config.write_text(both)
     result = verify("config", config, "--out", tmp_path / "out", "--json")
     doc = json.loads(result.stdout)
-    assert [e["program"] for e in doc["elections"]] == ["kube-controller-manager",
-                                                       "kube-scheduler"]
+    assert [e["program"] for e in doc["elections"]] == ["kube-controller-manager", "kube-scheduler"]
     assert doc["verdict"] == "UNSAFE" and result.exit_code == 1
 
 
 def test_environment_options_override_the_file(tmp_path: Path) -> None:
     config = FILES / "kube-controller-manager.yaml"
-    result = verify("config", config, "--pause", "2s", "--clock-drift", "0", "--dcs-latency",
-                    "0", "--out", tmp_path)  # fmt: skip
-    assert "a pause up to 3 s keeps a single leader" in result.output
-    result = verify("config", config, "--pause", "2s", "--clock-drift", "5%", "--dcs-latency",
-                    "0", "--out", tmp_path)  # fmt: skip
-    assert "a pause up to 2.4 s keeps a single leader" in result.output
+    for drift, margin in (("0", "3 s"), ("5%", "2.4 s")):
+        options = ["--pause", "2s", "--clock-drift", drift, "--dcs-latency", "0"]
+        result = verify("config", config, *options, "--out", tmp_path)
+        assert f"a pause up to {margin} keeps a single leader" in result.output
 
 
 def test_the_gate_compares_each_file_with_what_it_expects(tmp_path: Path) -> None:
@@ -175,13 +174,17 @@ HOSTILE = [
     ("bootstrap:\n  dcs:\n    ttl: " + "9" * 5000 + "\n", "a number of 5000 digits"),
     ("bootstrap:\n  dcs:\n    ttl: 1.0e+300\n", "1e+300 s is past any timeout"),
     ("bootstrap:\n  dcs:\n    ttl: 12345678901234567890123\n", "is past any timeout"),
-    ("bootstrap:\n  dcs:\n    ttl: 30\n    loop_wait: 10\n    ttl: 5\n",
-     "bootstrap.dcs.ttl is set twice (line 3 and line 5)"),
+    (
+        "bootstrap:\n  dcs:\n    ttl: 30\n    loop_wait: 10\n    ttl: 5\n",
+        "bootstrap.dcs.ttl is set twice (line 3 and line 5)",
+    ),
     ("bootstrap:\n  dcs:\n    ttl: '" + "x" * 900_000 + "'\n", "a template" if False else "ttl"),
-    ("leadercheck:\n  environment:\n    pause: *a\n" + LAUGHS.replace("bootstrap", "b"),
-     "does not parse as YAML"),
+    (
+        "leadercheck:\n  environment:\n    pause: *a\n" + LAUGHS.replace("bootstrap", "b"),
+        "does not parse as YAML",
+    ),
     ("bootstrap: {}\nleadercheck:\n  expect: " + "[" * 5000, "nested deeper than 64 levels"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("text", "said"), HOSTILE)
@@ -191,8 +194,9 @@ def test_a_hostile_file_is_one_line_exit_2(tmp_path: Path, text: str, said: str)
     out = tmp_path / "out"
     result = verify("config", config, "--out", out)
     assert result.exit_code == 2, result.output[-500:]
-    assert result.output.count("\n") == 1 and result.output.startswith("error: "), (
-        result.output[:300])
+    assert result.output.count("\n") == 1 and result.output.startswith("error: "), result.output[
+        :300
+    ]
     assert said in result.output and len(result.output) < 400
     assert not out.exists()
     gate = tmp_path / "gate"
@@ -209,11 +213,14 @@ BAD = [
     ("bootstrap: {dcs: [1]}\n", [], "bootstrap.dcs (line 1) must be a mapping, not list"),
     ("ttl: 30\n", ["--system", "consul"], "--system 'consul' is not one of"),
     ("colour: blue\n", [], "cannot tell which system this configures"),
-    ("loop_wait: 10\nleadercheck:\n  expect:\n    split-brain: SAFE\n", [],
-     "leadercheck.expect names no claim 'split-brain'"),
+    (
+        "loop_wait: 10\nleadercheck:\n  expect:\n    split-brain: SAFE\n",
+        [],
+        "leadercheck.expect names no claim 'split-brain'",
+    ),
     ("ttl: 30\nloop_wait: 10\n", ["--pause", "ten"], "--pause: 'ten' is not a duration"),
     ("ttl: 30\nloop_wait: 10\n", ["--junit", "x.xml"], "--junit goes with --all"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("text", "extra", "said"), BAD)

@@ -26,7 +26,8 @@ def test_the_corpus_is_real_files_with_their_sources() -> None:
     and every listed one present."""
     listed = {e["file"] for e in ENTRIES}
     present = {str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*") if p.is_file()} - {
-        "corpus.toml"}
+        "corpus.toml"
+    }
     assert listed == present
     assert len(listed) >= 30
     for e in ENTRIES:
@@ -74,8 +75,11 @@ def test_the_variations_an_operator_would_try_on_real_files(tmp_path: Path) -> N
 
     twice = tmp_path / "twice.yml"
     twice.write_text(text.replace("    ttl: 30\n", "    ttl: 30\n    ttl: 5\n"))
-    with pytest.raises(LeadercheckError, match=r"bootstrap.dcs.ttl is set twice \(line 54 and "
-                                               r"line 55\)"):  # fmt: skip
+    with pytest.raises(
+        LeadercheckError,
+        match=r"bootstrap.dcs.ttl is set twice \(line 54 and "
+        r"line 55\)",
+    ):
         load_configurations(twice)
     templated = judged("templated.yml", text.replace("    ttl: 30\n", "    ttl: {{ pg_ttl }}\n"))
     assert templated["stale-leader"] == "UNDECIDED" and templated["lost-ack-write"] == "UNSAFE"
@@ -86,8 +90,11 @@ def test_the_variations_an_operator_would_try_on_real_files(tmp_path: Path) -> N
     assert any(n.startswith("ttl (line 1) is not used") for n in config.notes)
     sidecars = (CORPUS / "k8s" / "vsphere-csi-driver-sidecars-explicit-durations.yaml").read_text()
     bare = tmp_path / "bare.yaml"
-    bare.write_text(sidecars.replace("--leader-election-lease-duration=120s",
-                                     "--leader-election-lease-duration=120", 1))  # fmt: skip
+    bare.write_text(
+        sidecars.replace(
+            "--leader-election-lease-duration=120s", "--leader-election-lease-duration=120", 1
+        )
+    )
     first = load_configurations(bare)[0]
     assert "has no unit" in first.knobs["lease_duration"].problem
     assert {f.claim: f.verdict for f in judge(first).findings}["stale-leader"] == "UNDECIDED"

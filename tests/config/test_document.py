@@ -9,8 +9,11 @@ from leadercheck.checker.config.document import DEPTH, VALUES, parse, shown
 from leadercheck.checker.errors import LeadercheckError
 
 LAUGHS = "\n".join(
-    [f'a: &a [{",".join(["lol"] * 9)}]']
-    + [f"{b}: &{b} [{','.join([f'*{a}'] * 9)}]" for a, b in zip("abcdefgh", "bcdefghi")]
+    [f"a: &a [{','.join(['lol'] * 9)}]"]
+    + [
+        f"{b}: &{b} [{','.join([f'*{a}'] * 9)}]"
+        for a, b in zip("abcdefgh", "bcdefghi", strict=True)
+    ]
     + ["bootstrap:", "  dcs:", "    ttl: *i"]
 )
 
@@ -40,8 +43,9 @@ def test_a_recursive_alias_is_refused() -> None:
     assert "an alias that contains itself" in refused("a: &a [*a]\n")
 
 
-@pytest.mark.parametrize("text", ["ttl: " + "9" * 5000, '{"ttl": ' + "9" * 5000 + "}",
-                                  "ttl: 1" + "0" * 41 + ".5"])  # fmt: skip
+@pytest.mark.parametrize(
+    "text", ["ttl: " + "9" * 5000, '{"ttl": ' + "9" * 5000 + "}", "ttl: 1" + "0" * 41 + ".5"]
+)
 def test_a_number_of_thousands_of_digits_is_refused(text: str) -> None:
     assert "digits, more than any setting has" in refused(text)
 
@@ -77,23 +81,31 @@ def test_json_indented_with_tabs_is_read() -> None:
 
 
 def test_a_flags_file_with_inline_comments_and_continuations() -> None:
-    text = ("# controller flags\n--leader-elect=true  # on\n"
-            "--leader-elect-lease-duration=15s   # the TTL\n"
-            "--leader-elect-retry-period 2s \\\n--leader-elect-renew-deadline='10s'\n")  # fmt: skip
+    text = (
+        "# controller flags\n--leader-elect=true  # on\n"
+        "--leader-elect-lease-duration=15s   # the TTL\n"
+        "--leader-elect-retry-period 2s \\\n--leader-elect-renew-deadline='10s'\n"
+    )
     doc = parse(text, "flags.txt")
     assert doc.format == "flags"
-    assert doc.roots[0] == ["--leader-elect=true", "--leader-elect-lease-duration=15s",
-                            "--leader-elect-retry-period=2s", "--leader-elect-renew-deadline=10s"]
+    assert doc.roots[0] == [
+        "--leader-elect=true",
+        "--leader-elect-lease-duration=15s",
+        "--leader-elect-retry-period=2s",
+        "--leader-elect-renew-deadline=10s",
+    ]
     assert doc.where((0, 1)) == "[1] (line 3)"
 
 
 def test_several_yaml_documents_merge_keys_and_lines() -> None:
-    doc = parse("a: 1\n---\nbase: &b {ttl: 30}\nbootstrap:\n  dcs:\n    <<: *b\n    loop_wait: 5\n",
-                "f.yml")
+    doc = parse(
+        "a: 1\n---\nbase: &b {ttl: 30}\nbootstrap:\n  dcs:\n    <<: *b\n    loop_wait: 5\n", "f.yml"
+    )
     assert len(doc.roots) == 2
     assert doc.roots[1]["bootstrap"]["dcs"] == {"ttl": 30, "loop_wait": 5}
     assert doc.where((1, "bootstrap", "dcs", "loop_wait")) == (
-        "document 2: bootstrap.dcs.loop_wait (line 7)")
+        "document 2: bootstrap.dcs.loop_wait (line 7)"
+    )
 
 
 def test_a_template_s_placeholders_are_values_and_its_control_blocks_refused() -> None:
@@ -106,5 +118,6 @@ def test_a_template_s_placeholders_are_values_and_its_control_blocks_refused() -
 
 def test_unknown_tags_and_bad_yaml_name_the_line() -> None:
     assert "line 1: does not parse as YAML: could not determine a constructor" in refused(
-        "ttl: !Ref x\n")
+        "ttl: !Ref x\n"
+    )
     assert "line 2" in refused("ttl: [30\nloop_wait: 10\n")

@@ -55,8 +55,10 @@ def verdicts(j: Judgement) -> dict[str, str]:
 
 
 def patroni(ttl: int = 30, loop: int = 10, retry: int = 10, extra: str = "") -> str:
-    return (f"scope: s\netcd3: {{host: 'h:2379'}}\nbootstrap:\n  dcs:\n    ttl: {ttl}\n"
-            f"    loop_wait: {loop}\n    retry_timeout: {retry}\n{extra}")  # fmt: skip
+    return (
+        f"scope: s\netcd3: {{host: 'h:2379'}}\nbootstrap:\n  dcs:\n    ttl: {ttl}\n"
+        f"    loop_wait: {loop}\n    retry_timeout: {retry}\n{extra}"
+    )
 
 
 # -- Patroni -------------------------------------------------------------------------------
@@ -119,8 +121,10 @@ def test_the_required_watchdog_stops_a_paused_primary_within_its_margin() -> Non
     stale = short.finding(STALE)
     assert stale is not None and stale.verdict == UNSAFE
     remedy = [ln for ln in stale.lines if ln.startswith("remedy:")][0]
-    assert "watchdog.safety_margin 5 is too small for the stated pause: raise it to at least 11" in (
-        remedy)
+    assert (
+        "watchdog.safety_margin 5 is too small for the stated pause: raise it to at least 11"
+        in (remedy)
+    )
     assert "set watchdog" not in remedy  # it is set already
 
 
@@ -137,16 +141,20 @@ def test_patroni_on_kubernetes_polls_for_the_expiry() -> None:
     etcd = judged(patroni()).failover[0]
     k8s = judged("apiVersion: acid.zalan.do/v1\nkind: postgresql\nspec:\n  patroni: {}\n")
     assert "the watch wakes the replicas" in etcd and "no event marks the expiry" not in etcd
-    assert "10 s (no event marks the expiry on Kubernetes: the replicas' next cycle)" in (
-        k8s.failover[0])
+    assert (
+        "10 s (no event marks the expiry on Kubernetes: the replicas' next cycle)"
+        in (k8s.failover[0])
+    )
 
 
 # -- client-go -------------------------------------------------------------------------------
 
 
 def k8s(lease: float, renew: float, retry: float) -> str:
-    return (f"--leader-elect-lease-duration={lease}s\n--leader-elect-renew-deadline={renew}s\n"
-            f"--leader-elect-retry-period={retry}s\n")  # fmt: skip
+    return (
+        f"--leader-elect-lease-duration={lease}s\n--leader-elect-renew-deadline={renew}s\n"
+        f"--leader-elect-retry-period={retry}s\n"
+    )
 
 
 def test_a_client_go_leader_gives_up_after_its_renew_deadline_whatever_the_lease() -> None:
@@ -181,9 +189,13 @@ def test_a_verdict_never_contradicts_the_environment_it_states() -> None:
 
 def test_zookeeper_negotiation_names_the_knob_to_change() -> None:
     j = judged("tickTime=2000\n# leadercheck.client.session_timeout=60s\n")
-    assert any("the server grants 40 s, its maxSessionTimeout: to grant more, raise "
-               "maxSessionTimeout" in n for n in j.notes)  # fmt: skip
-    low = judged("tickTime=2000\nminSessionTimeout=10000\n# leadercheck.client.session_timeout=4s\n")
+    assert any(
+        "the server grants 40 s, its maxSessionTimeout: to grant more, raise maxSessionTimeout" in n
+        for n in j.notes
+    )
+    low = judged(
+        "tickTime=2000\nminSessionTimeout=10000\n# leadercheck.client.session_timeout=4s\n"
+    )
     assert any("grants 10 s, its minSessionTimeout" in n for n in low.notes)
 
 
@@ -197,8 +209,10 @@ def test_zookeeper_sample_is_safe_with_its_margin() -> None:
 
 
 def test_etcd_raises_a_ttl_below_its_minimum() -> None:
-    j = judged("heartbeat-interval: 100\nelection-timeout: 5000\nleadercheck:\n  client:\n"
-               "    lease_ttl: 3s\n")  # fmt: skip
+    j = judged(
+        "heartbeat-interval: 100\nelection-timeout: 5000\nleadercheck:\n  client:\n"
+        "    lease_ttl: 3s\n"
+    )
     assert any("raises the session's 3 s TTL to its minimum, 8 s" in n for n in j.notes)
     assert j.values["lease_ttl"] == 8
 
@@ -235,8 +249,12 @@ def test_every_verdict_names_the_defaults_it_rests_on() -> None:
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(lease=st.integers(3, 40), renew=st.integers(2, 30), retry=st.integers(1, 10),
-       pause=st.integers(0, 20))  # fmt: skip
+@given(
+    lease=st.integers(3, 40),
+    renew=st.integers(2, 30),
+    retry=st.integers(1, 10),
+    pause=st.integers(0, 20),
+)
 def test_a_suggested_k8s_value_is_one_client_go_accepts(
     lease: int, renew: int, retry: int, pause: int
 ) -> None:
@@ -245,11 +263,15 @@ def test_a_suggested_k8s_value_is_one_client_go_accepts(
     j = judged(k8s(lease, renew, retry), pause=float(pause))
     lines = _regions(j).get(STALE, [])
     values = {"lease_duration": lease, "renew_deadline": renew, "retry_period": retry}
-    names = {"--leader-elect-lease-duration": "lease_duration",
-             "--leader-elect-renew-deadline": "renew_deadline",
-             "--leader-elect-retry-period": "retry_period"}  # fmt: skip
+    names = {
+        "--leader-elect-lease-duration": "lease_duration",
+        "--leader-elect-renew-deadline": "renew_deadline",
+        "--leader-elect-retry-period": "retry_period",
+    }
     for line in lines:
-        found = re.search(r"(raise|lower) (\S+) from [\d.]+ s to at (?:least|most) ([\d.]+) s", line)
+        found = re.search(
+            r"(raise|lower) (\S+) from [\d.]+ s to at (?:least|most) ([\d.]+) s", line
+        )
         if not found or found[2] not in names:
             continue
         moved = {**values, names[found[2]]: float(found[3])}
@@ -259,8 +281,12 @@ def test_a_suggested_k8s_value_is_one_client_go_accepts(
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ttl=st.integers(20, 60), loop=st.integers(1, 15), retry=st.integers(3, 15),
-       pause=st.integers(0, 30))  # fmt: skip
+@given(
+    ttl=st.integers(20, 60),
+    loop=st.integers(1, 15),
+    retry=st.integers(3, 15),
+    pause=st.integers(0, 30),
+)
 def test_a_suggested_patroni_value_is_a_whole_number_patroni_keeps(
     ttl: int, loop: int, retry: int, pause: int
 ) -> None:
@@ -268,8 +294,11 @@ def test_a_suggested_patroni_value_is_a_whole_number_patroni_keeps(
 
     j = judged(patroni(ttl, loop, retry), pause=float(pause))
     for line in _regions(j).get(STALE, []):
-        found = re.search(r"(raise|lower) (ttl|loop_wait|retry_timeout) from [\d.]+ s to at "
-                          r"(?:least|most) ([\d.]+) s", line)  # fmt: skip
+        found = re.search(
+            r"(raise|lower) (ttl|loop_wait|retry_timeout) from [\d.]+ s to at "
+            r"(?:least|most) ([\d.]+) s",
+            line,
+        )
         if not found:
             continue
         v = {**j.values, found[2]: float(found[3])}
@@ -311,8 +340,12 @@ def _k8s_values(lease: float, renew: float, retry: float, pause: float, drift: f
 def _agrees(lease: float, renew: float, retry: float, drift: float, pause: float) -> None:
     v = _k8s_values(lease, renew, retry, pause, drift)
     finding = stale_leader(CATALOGUE, K8S, v, lambda _: None)
-    exact = safe_at(Fraction(str(renew)) + Fraction(str(retry)), Fraction(str(int(lease))),
-                    Fraction(str(drift)), Fraction(str(pause)))  # fmt: skip
+    exact = safe_at(
+        Fraction(str(renew)) + Fraction(str(retry)),
+        Fraction(str(int(lease))),
+        Fraction(str(drift)),
+        Fraction(str(pause)),
+    )
     point = (lease, renew, retry, drift, pause)
     assert finding.verdict == (SAFE if exact else UNSAFE), point
     if finding.run is not None:  # decided by the explicit model: its run says the same
@@ -344,9 +377,11 @@ def test_stale_leader_agrees_with_the_z3_region_at_the_drifted_edge() -> None:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    lease=st.integers(2, 30), retry=st.integers(1, 12), pause=st.integers(0, 20),
+    lease=st.integers(2, 30),
+    retry=st.integers(1, 12),
+    pause=st.integers(0, 20),
     delay=st.sampled_from([0.0, 0.5, 1.0, 2.0]),
-)  # fmt: skip
+)
 def test_false_failover_agrees_with_the_renewal_law(
     lease: int, retry: int, pause: int, delay: float
 ) -> None:

@@ -35,17 +35,29 @@ def value(config: Configuration, knob: str) -> float | None:
     ("name", "system", "knobs"),
     [
         ("postgres0.yml", "patroni", {"ttl": 30, "loop_wait": 10, "retry_timeout": 10}),
-        ("kube-controller-manager.yaml", "k8s",
-         {"lease_duration": 15, "renew_deadline": 10, "retry_period": 2}),
-        ("controller-flags.txt", "k8s",
-         {"lease_duration": 15, "renew_deadline": 10, "retry_period": 2}),
+        (
+            "kube-controller-manager.yaml",
+            "k8s",
+            {"lease_duration": 15, "renew_deadline": 10, "retry_period": 2},
+        ),
+        (
+            "controller-flags.txt",
+            "k8s",
+            {"lease_duration": 15, "renew_deadline": 10, "retry_period": 2},
+        ),
         ("etcd.conf.yml", "etcd", {"heartbeat_interval": 0.1, "election_timeout": 1.0}),
-        ("zoo.cfg", "zookeeper",
-         {"tick_time": 2.0, "min_session_timeout": 4.0, "max_session_timeout": 40.0}),
-        ("redlock.yml", "redlock",
-         {"drift_factor": 0.01, "retry_count": 10, "retry_delay": 0.2, "masters": 5}),
+        (
+            "zoo.cfg",
+            "zookeeper",
+            {"tick_time": 2.0, "min_session_timeout": 4.0, "max_session_timeout": 40.0},
+        ),
+        (
+            "redlock.yml",
+            "redlock",
+            {"drift_factor": 0.01, "retry_count": 10, "retry_delay": 0.2, "masters": 5},
+        ),
     ],
-)  # fmt: skip
+)
 def test_shipped_files_are_read(name: str, system: str, knobs: dict[str, float]) -> None:
     (config,) = load_configurations(FILES / name)
     assert config.system == system
@@ -61,7 +73,8 @@ def test_patroni_reads_timings_from_bootstrap_dcs_and_says_whose_default() -> No
     config = one("bootstrap:\n  dcs:\n    ttl: 40\n")
     assert value(config, "ttl") == 40 and config.knobs["ttl"].origin == "bootstrap.dcs.ttl (line 3)"
     assert config.knobs["loop_wait"].default and config.knobs["loop_wait"].origin == (
-        "Patroni's default")
+        "Patroni's default"
+    )
     assert config.facts == {"dcs": "unknown", "watchdog": "automatic"}
 
 
@@ -84,15 +97,19 @@ def test_patroni_takes_whole_seconds_and_names_what_it_cannot_read() -> None:
 
 
 def test_patroni_watchdog_is_local_and_its_mode_named() -> None:
-    config = one("bootstrap:\n  dcs:\n    watchdog: {mode: required}\n"
-                 "watchdog:\n  mode: require\n  safety_margin: -1\n")  # fmt: skip
+    config = one(
+        "bootstrap:\n  dcs:\n    watchdog: {mode: required}\n"
+        "watchdog:\n  mode: require\n  safety_margin: -1\n"
+    )
     assert config.facts["watchdog"] == "required" and value(config, "safety_margin") == -1
     assert any("bootstrap.dcs.watchdog is not used" in n for n in config.notes)
 
 
 def test_zalando_manifest_takes_spilo_s_template_for_what_it_leaves_out() -> None:
-    text = ("apiVersion: acid.zalan.do/v1\nkind: postgresql\nmetadata: {name: x}\n"
-            "spec:\n  patroni:\n    ttl: 40\n    failsafe_mode: true\n")  # fmt: skip
+    text = (
+        "apiVersion: acid.zalan.do/v1\nkind: postgresql\nmetadata: {name: x}\n"
+        "spec:\n  patroni:\n    ttl: 40\n    failsafe_mode: true\n"
+    )
     config = one(text)
     assert config.program == "postgres-operator (zalando)"
     assert value(config, "ttl") == 40 and config.knobs["ttl"].origin.startswith("spec.patroni.ttl")
@@ -102,22 +119,30 @@ def test_zalando_manifest_takes_spilo_s_template_for_what_it_leaves_out() -> Non
 
 
 def test_crunchy_sets_ttl_from_its_own_fields_whatever_dynamic_configuration_says() -> None:
-    text = ("apiVersion: postgres-operator.crunchydata.com/v1beta1\nkind: PostgresCluster\n"
-            "spec:\n  patroni:\n    leaderLeaseDurationSeconds: 45\n    dynamicConfiguration:\n"
-            "      ttl: 99\n      retry_timeout: 12\n")  # fmt: skip
+    text = (
+        "apiVersion: postgres-operator.crunchydata.com/v1beta1\nkind: PostgresCluster\n"
+        "spec:\n  patroni:\n    leaderLeaseDurationSeconds: 45\n    dynamicConfiguration:\n"
+        "      ttl: 99\n      retry_timeout: 12\n"
+    )
     config = one(text)
     assert value(config, "ttl") == 45 and value(config, "retry_timeout") == 12
     assert value(config, "loop_wait") == 10 and "CrunchyData PGO's default" in (
-        config.knobs["loop_wait"].origin)
-    assert any("dynamicConfiguration.ttl (line 7) is not used: the operator sets ttl from "
-               "leaderLeaseDurationSeconds" in n for n in config.notes)  # fmt: skip
+        config.knobs["loop_wait"].origin
+    )
+    assert any(
+        "dynamicConfiguration.ttl (line 7) is not used: the operator sets ttl from "
+        "leaderLeaseDurationSeconds" in n
+        for n in config.notes
+    )
     assert config.facts["watchdog"] == "off"
 
 
 def test_spilo_configuration_in_a_compose_environment_is_read_whole() -> None:
-    text = ("services:\n  spilo1:\n    image: spilo\n    environment:\n      ETCD_HOST: etcd:2379\n"
-            "      SPILO_CONFIGURATION: |\n        bootstrap:\n          dcs:\n"
-            "            loop_wait: 2\n")  # fmt: skip
+    text = (
+        "services:\n  spilo1:\n    image: spilo\n    environment:\n      ETCD_HOST: etcd:2379\n"
+        "      SPILO_CONFIGURATION: |\n        bootstrap:\n          dcs:\n"
+        "            loop_wait: 2\n"
+    )
     config = one(text)
     assert config.program == "Spilo" and config.facts["dcs"] == "etcd3"
     assert value(config, "loop_wait") == 2 and value(config, "ttl") == 30
@@ -125,32 +150,45 @@ def test_spilo_configuration_in_a_compose_environment_is_read_whole() -> None:
 
 
 def test_patroni_set_by_its_environment_alone_cannot_say_its_timings() -> None:
-    text = ("services:\n  p1:\n    image: patroni\n    environment:\n"
-            "      PATRONI_ZOOKEEPER_HOSTS: zk1:2181\n      PATRONI_SCOPE: demo\n")  # fmt: skip
+    text = (
+        "services:\n  p1:\n    image: patroni\n    environment:\n"
+        "      PATRONI_ZOOKEEPER_HOSTS: zk1:2181\n      PATRONI_SCOPE: demo\n"
+    )
     config = one(text)
     assert config.facts["dcs"] == "zookeeper"
     assert value(config, "ttl") is None and "PATRONI_* variables set no timing" in (
-        config.knobs["ttl"].problem)
+        config.knobs["ttl"].problem
+    )
 
 
 # -- Kubernetes ------------------------------------------------------------------------------
 
 
 def test_each_program_s_own_defaults_are_taken_and_named() -> None:
-    csi = one("spec:\n  containers:\n  - name: csi-provisioner\n"
-              "    image: registry.k8s.io/sig-storage/csi-provisioner:v5.0.0\n"
-              "    args: [--leader-election]\n")  # fmt: skip
+    csi = one(
+        "spec:\n  containers:\n  - name: csi-provisioner\n"
+        "    image: registry.k8s.io/sig-storage/csi-provisioner:v5.0.0\n"
+        "    args: [--leader-election]\n"
+    )
     assert [value(csi, k) for k in ("lease_duration", "renew_deadline", "retry_period")] == [
-        15, 10, 5]
+        15,
+        10,
+        5,
+    ]
     assert csi.knobs["retry_period"].origin == "the kubernetes-csi sidecars' default"
-    cert, _ = read_configurations("global:\n  leaderElection:\n    namespace: kube-system\n"
-                                  "installCRDs: false\nwebhook: {}\ncainjector: {}\n", "v")  # fmt: skip
+    cert, _ = read_configurations(
+        "global:\n  leaderElection:\n    namespace: kube-system\n"
+        "installCRDs: false\nwebhook: {}\ncainjector: {}\n",
+        "v",
+    )
     assert value(cert, "lease_duration") == 60 and value(cert, "retry_period") == 15
 
 
 def test_the_chart_s_global_leader_election_reaches_controller_and_cainjector() -> None:
-    text = ("global:\n  leaderElection:\n    leaseDuration: 90s\ncainjector:\n  extraArgs:\n"
-            "  - --leader-election-retry-period=20s\nwebhook: {}\n")  # fmt: skip
+    text = (
+        "global:\n  leaderElection:\n    leaseDuration: 90s\ncainjector:\n  extraArgs:\n"
+        "  - --leader-election-retry-period=20s\nwebhook: {}\n"
+    )
     controller, cainjector = read_configurations(text, "values.yaml")
     assert controller.program == "cert-manager-controller"
     assert value(controller, "lease_duration") == 90 and value(controller, "retry_period") == 15
@@ -166,10 +204,14 @@ def test_an_unknown_program_s_missing_duration_is_not_guessed() -> None:
 
 
 def test_kubeadm_extra_args_as_a_map_or_a_list() -> None:
-    v1beta3 = ("apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\n"
-               "controllerManager:\n  extraArgs:\n    leader-elect-lease-duration: 30s\n")  # fmt: skip
-    v1beta4 = ("apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n"
-               "scheduler:\n  extraArgs:\n  - name: leader-elect-renew-deadline\n    value: 7s\n")  # fmt: skip
+    v1beta3 = (
+        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\n"
+        "controllerManager:\n  extraArgs:\n    leader-elect-lease-duration: 30s\n"
+    )
+    v1beta4 = (
+        "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n"
+        "scheduler:\n  extraArgs:\n  - name: leader-elect-renew-deadline\n    value: 7s\n"
+    )
     manager, _ = read_configurations(v1beta3, "k")
     assert manager.program == "kube-controller-manager" and value(manager, "lease_duration") == 30
     _, scheduler = read_configurations(v1beta4, "k")
@@ -180,19 +222,22 @@ def test_a_controller_manager_configuration_block_is_where_its_type_puts_it() ->
     """KubeControllerManagerConfiguration holds the block under Generic.LeaderElection (no
     JSON tags: Go matches keys whatever their case); a top-level one is not read, and the
     defaults it might override are then not taken."""
-    good = one("kind: KubeControllerManagerConfiguration\nGeneric:\n  LeaderElection:\n"
-               "    leaseDuration: 20s\n")  # fmt: skip
+    good = one(
+        "kind: KubeControllerManagerConfiguration\nGeneric:\n  LeaderElection:\n"
+        "    leaseDuration: 20s\n"
+    )
     assert value(good, "lease_duration") == 20
     assert any("reads no configuration file" in n for n in good.notes)
-    wrong = one("kind: KubeControllerManagerConfiguration\nleaderElection:\n"
-                "  leaseDuration: 20s\n")  # fmt: skip
+    wrong = one("kind: KubeControllerManagerConfiguration\nleaderElection:\n  leaseDuration: 20s\n")
     assert value(wrong, "lease_duration") is None
     assert "in a place leadercheck does not read" in wrong.knobs["lease_duration"].problem
 
 
 def test_flags_override_a_configuration_file_and_are_named_when_set_twice() -> None:
-    text = ("kind: Pod\nspec:\n  containers:\n  - name: s\n    command: [kube-scheduler,\n"
-            "      --leader-elect-lease-duration=20s, --leader-elect-lease-duration=30s]\n")  # fmt: skip
+    text = (
+        "kind: Pod\nspec:\n  containers:\n  - name: s\n    command: [kube-scheduler,\n"
+        "      --leader-elect-lease-duration=20s, --leader-elect-lease-duration=30s]\n"
+    )
     with pytest.raises(LeadercheckError, match="--leader-elect-lease-duration is given twice"):
         one(text)
     same = text.replace("30s", "20s")
@@ -216,14 +261,18 @@ def test_leader_election_turned_off_everywhere_is_one_line() -> None:
 # -- etcd, ZooKeeper, Redlock -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", [
-    "heartbeat-interval: 250\nelection-timeout: 5000\n",
-    "--heartbeat-interval=250\n--election-timeout=5000\n",
-    'ETCD_HEARTBEAT_INTERVAL="250"\nETCD_ELECTION_TIMEOUT=5000\n',
-    "etcd_heartbeat_interval: '250'\netcd_election_timeout: '5000'\n",
-    "kind: Pod\nspec:\n  containers:\n  - name: etcd\n    command: [etcd, --heartbeat-interval=250]\n"
-    "    env: [{name: ETCD_ELECTION_TIMEOUT, value: '5000'}]\n",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text",
+    [
+        "heartbeat-interval: 250\nelection-timeout: 5000\n",
+        "--heartbeat-interval=250\n--election-timeout=5000\n",
+        'ETCD_HEARTBEAT_INTERVAL="250"\nETCD_ELECTION_TIMEOUT=5000\n',
+        "etcd_heartbeat_interval: '250'\netcd_election_timeout: '5000'\n",
+        "kind: Pod\nspec:\n  containers:\n  - name: etcd\n"
+        "    command: [etcd, --heartbeat-interval=250]\n"
+        "    env: [{name: ETCD_ELECTION_TIMEOUT, value: '5000'}]\n",
+    ],
+)
 def test_etcd_in_every_spelling(text: str) -> None:
     config = one(text)
     assert config.system == "etcd"
@@ -250,13 +299,17 @@ def test_a_chart_s_configuration_is_the_zoo_cfg_it_renders() -> None:
 
 
 def test_node_redlock_as_its_readme_writes_it() -> None:
-    text = ("var redlock = new Redlock(\n\t// one client for each node\n\t[client1, client2, client3],\n"
-            "\t{\n\t\tdriftFactor: 0.01, // time in ms\n\t\tretryCount:  10,\n\t}\n);\n")  # fmt: skip
+    text = (
+        "var redlock = new Redlock(\n\t// one client for each node\n"
+        "\t[client1, client2, client3],\n"
+        "\t{\n\t\tdriftFactor: 0.01, // time in ms\n\t\tretryCount:  10,\n\t}\n);\n"
+    )
     config = one(text)
     assert config.system == "redlock" and value(config, "masters") == 3
     assert config.knobs["drift_factor"].origin == "driftFactor (line 5)"
     assert value(config, "duration") is None and "acquire()'s argument" in (
-        config.knobs["duration"].problem)
+        config.knobs["duration"].problem
+    )
     assert value(config, "retry_jitter") == 0.1  # the code's default, not the README's
 
 
@@ -264,8 +317,10 @@ def test_node_redlock_as_its_readme_writes_it() -> None:
 
 
 def test_the_environment_comes_from_the_file_s_leadercheck_section() -> None:
-    yml = one("bootstrap: {dcs: {ttl: 30}}\nleadercheck:\n  environment:\n    pause: 19s\n"
-              "    clock_drift: 0.02\n")  # fmt: skip
+    yml = one(
+        "bootstrap: {dcs: {ttl: 30}}\nleadercheck:\n  environment:\n    pause: 19s\n"
+        "    clock_drift: 0.02\n"
+    )
     assert yml.environment.pause == 19 and yml.environment.clock_drift == 0.02
     cfg = one("tickTime=2000\n# leadercheck.pause=2.5s\nleadercheck.client.session_timeout=6s\n")
     assert cfg.environment.pause == 2.5 and value(cfg, "session_timeout") == 6
@@ -278,17 +333,31 @@ def test_the_environment_comes_from_the_file_s_leadercheck_section() -> None:
         ("bootstrap: {dcs: {ttl: -5}}\n", None, "c: bootstrap.dcs.ttl (line 1): -5 must not be"),
         ("bootstrap: {dcs: {ttl: 30, ttl: 5}}\n", None, "c: bootstrap.dcs.ttl is set twice"),
         ("name: x\n", None, "c: cannot tell which system this configures"),
-        ("bootstrap: {}\nleadercheck:\n  environment:\n    gc: 3s\n", None,
-         "c: unknown environment key 'gc'"),
+        (
+            "bootstrap: {}\nleadercheck:\n  environment:\n    gc: 3s\n",
+            None,
+            "c: unknown environment key 'gc'",
+        ),
         ("driftFactor: 2\n", None, "c: driftFactor (line 1): 2 must be at least 0 and below 1"),
-        ("bootstrap: {}\nleadercheck:\n  expect:\n    split-brain: SAFE\n", None,
-         "c: leadercheck.expect names no claim 'split-brain'"),
-        ("heartbeat-interval: 100\nelection-timeout: 1000\nleadercheck:\n  client:\n"
-         "    keepalive: 20s\n", None, "c: leadercheck.client.keepalive is not a setting"),
+        (
+            "bootstrap: {}\nleadercheck:\n  expect:\n    split-brain: SAFE\n",
+            None,
+            "c: leadercheck.expect names no claim 'split-brain'",
+        ),
+        (
+            "heartbeat-interval: 100\nelection-timeout: 1000\nleadercheck:\n  client:\n"
+            "    keepalive: 20s\n",
+            None,
+            "c: leadercheck.client.keepalive is not a setting",
+        ),
         ("tickTime: 2000\ndriftFactor: 0.01\n", None, "c: this file configures zookeeper and"),
-        ("bootstrap: {dcs: {ttl: 1.0e+300}}\n", None, "c: bootstrap.dcs.ttl (line 1): 1e+300 s is past any timeout"),
+        (
+            "bootstrap: {dcs: {ttl: 1.0e+300}}\n",
+            None,
+            "c: bootstrap.dcs.ttl (line 1): 1e+300 s is past any timeout",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_input_is_one_line(text: str, system: str | None, message: str) -> None:
     with pytest.raises(LeadercheckError) as caught:
         read_configurations(text, "c", system)

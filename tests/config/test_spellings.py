@@ -12,61 +12,76 @@ from leadercheck.checker.config.knobs import read_configurations
 
 
 def verdicts(text: str) -> list[dict[str, str]]:
-    return [{f.claim: f.verdict for f in judge(c).findings}
-            for c in read_configurations(text, "spelled")]  # fmt: skip
+    return [
+        {f.claim: f.verdict for f in judge(c).findings}
+        for c in read_configurations(text, "spelled")
+    ]
 
 
 def k8s_spellings(lease: str, renew: str, retry: str) -> dict[str, str]:
-    flags = [f"--leader-elect-lease-duration={lease}", f"--leader-elect-renew-deadline={renew}",
-             f"--leader-elect-retry-period={retry}"]  # fmt: skip
+    flags = [
+        f"--leader-elect-lease-duration={lease}",
+        f"--leader-elect-renew-deadline={renew}",
+        f"--leader-elect-retry-period={retry}",
+    ]
     csi = [f.replace("--leader-elect-", "--leader-election-") for f in flags]
-    command = "\n".join(f"    - {f}" for f in ["kube-controller-manager", "--leader-elect=true",
-                                                *flags])  # fmt: skip
+    command = "\n".join(
+        f"    - {f}" for f in ["kube-controller-manager", "--leader-elect=true", *flags]
+    )
     return {
         "flags file": "\n".join(f"{f}  # a comment" for f in flags) + "\n",
         "flags with values apart": "\n".join(f.replace("=", " ") for f in flags) + "\n",
         "static Pod": f"apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: kcm\n"
-                      f"    command:\n{command}\n",
+        f"    command:\n{command}\n",
         "csi sidecar args": "kind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n"
-                            "      - name: csi-provisioner\n        image: csi-provisioner:v5\n"
-                            "        args: [--leader-election, " + ", ".join(csi) + "]\n",
+        "      - name: csi-provisioner\n        image: csi-provisioner:v5\n"
+        "        args: [--leader-election, " + ", ".join(csi) + "]\n",
         "kubeadm v1beta3": "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\n"
-                           "controllerManager:\n  extraArgs:\n"
-                           + "".join(f"    {f[2:].split('=')[0]}: {f.split('=')[1]}\n"
-                                     for f in flags),
+        "controllerManager:\n  extraArgs:\n"
+        + "".join(f"    {f[2:].split('=')[0]}: {f.split('=')[1]}\n" for f in flags),
         "kubeadm v1beta4": "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n"
-                           "controllerManager:\n  extraArgs:\n"
-                           + "".join(f"  - name: {f[2:].split('=')[0]}\n    value: {f.split('=')[1]}\n"
-                                     for f in flags),
+        "controllerManager:\n  extraArgs:\n"
+        + "".join(
+            f"  - name: {f[2:].split('=')[0]}\n    value: {f.split('=')[1]}\n" for f in flags
+        ),
         "KubeSchedulerConfiguration": "apiVersion: kubescheduler.config.k8s.io/v1\n"
-                                      "kind: KubeSchedulerConfiguration\nleaderElection:\n"
-                                      f"  leaderElect: true\n  leaseDuration: {lease}\n"
-                                      f"  renewDeadline: {renew}\n  retryPeriod: {retry}\n",
+        "kind: KubeSchedulerConfiguration\nleaderElection:\n"
+        f"  leaderElect: true\n  leaseDuration: {lease}\n"
+        f"  renewDeadline: {renew}\n  retryPeriod: {retry}\n",
         "KubeControllerManagerConfiguration": "kind: KubeControllerManagerConfiguration\n"
-                                              "Generic:\n  LeaderElection:\n"
-                                              f"    leaseDuration: {lease}\n"
-                                              f"    renewDeadline: {renew}\n"
-                                              f"    retryPeriod: {retry}\n",
-        "JSON with tabs": json.dumps({"kind": "KubeSchedulerConfiguration", "leaderElection": {
-            "leaseDuration": lease, "renewDeadline": renew, "retryPeriod": retry}},
-            indent="\t"),
+        "Generic:\n  LeaderElection:\n"
+        f"    leaseDuration: {lease}\n"
+        f"    renewDeadline: {renew}\n"
+        f"    retryPeriod: {retry}\n",
+        "JSON with tabs": json.dumps(
+            {
+                "kind": "KubeSchedulerConfiguration",
+                "leaderElection": {
+                    "leaseDuration": lease,
+                    "renewDeadline": renew,
+                    "retryPeriod": retry,
+                },
+            },
+            indent="\t",
+        ),
         "cert-manager chart": "global:\n  leaderElection:\n"
-                              f"    leaseDuration: {lease}\n    renewDeadline: {renew}\n"
-                              f"    retryPeriod: {retry}\nwebhook: {{}}\ncainjector: {{}}\n",
+        f"    leaseDuration: {lease}\n    renewDeadline: {renew}\n"
+        f"    retryPeriod: {retry}\nwebhook: {{}}\ncainjector: {{}}\n",
         "cert-manager configuration": "apiVersion: controller.config.cert-manager.io/v1alpha1\n"
-                                      "kind: ControllerConfiguration\nleaderElectionConfig:\n"
-                                      f"  leaseDuration: {lease}\n  renewDeadline: {renew}\n"
-                                      f"  retryPeriod: {retry}\n",
+        "kind: ControllerConfiguration\nleaderElectionConfig:\n"
+        f"  leaseDuration: {lease}\n  renewDeadline: {renew}\n"
+        f"  retryPeriod: {retry}\n",
         "a component's leaderElection block": "apiVersion: example.io/v1\nkind: Config\n"
-                                              "leaderElection:\n"
-                                              f"  leaseDuration: {lease}\n"
-                                              f"  renewDeadline: {renew}\n"
-                                              f"  retryPeriod: {retry}\n",
-    }  # fmt: skip
+        "leaderElection:\n"
+        f"  leaseDuration: {lease}\n"
+        f"  renewDeadline: {renew}\n"
+        f"  retryPeriod: {retry}\n",
+    }
 
 
-@pytest.mark.parametrize(("lease", "renew", "retry"), [("15s", "10s", "2s"),
-                                                       ("1m", "25s", "5000ms")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("lease", "renew", "retry"), [("15s", "10s", "2s"), ("1m", "25s", "5000ms")]
+)
 def test_kubernetes_durations_in_every_spelling(lease: str, renew: str, retry: str) -> None:
     spelled = {name: verdicts(text) for name, text in k8s_spellings(lease, renew, retry).items()}
     first = spelled["flags file"][0]
@@ -76,31 +91,42 @@ def test_kubernetes_durations_in_every_spelling(lease: str, renew: str, retry: s
 
 
 def patroni_spellings(ttl: int, loop: int, retry: int, sync: str) -> dict[str, str]:
-    dcs = f"ttl: {ttl}\n    loop_wait: {loop}\n    retry_timeout: {retry}\n" \
-          f"    synchronous_mode: {sync}\n"
+    dcs = (
+        f"ttl: {ttl}\n    loop_wait: {loop}\n    retry_timeout: {retry}\n"
+        f"    synchronous_mode: {sync}\n"
+    )
+    spilo = {
+        "bootstrap": {
+            "dcs": {
+                "ttl": ttl,
+                "loop_wait": loop,
+                "retry_timeout": retry,
+                "synchronous_mode": sync == "true",
+            }
+        }
+    }
     embedded = f"bootstrap:\n  dcs:\n    {dcs}".replace("\n", "\n          ")
     return {
         "Patroni YAML": f"scope: s\netcd3: {{host: 'h:2379'}}\nbootstrap:\n  dcs:\n    {dcs}",
-        "Patroni JSON": json.dumps({"scope": "s", "bootstrap": {"dcs": {
-            "ttl": ttl, "loop_wait": loop, "retry_timeout": retry,
-            "synchronous_mode": sync == "true"}}}, indent="\t"),
+        "Patroni JSON": json.dumps({"scope": "s", **spilo}, indent="\t"),
         "zalando manifest": "apiVersion: acid.zalan.do/v1\nkind: postgresql\nspec:\n  patroni:\n"
-                            f"    {dcs}",
+        f"    {dcs}",
         "Spilo in Compose": "services:\n  pg:\n    image: spilo\n    environment:\n"
-                            f"      SPILO_CONFIGURATION: |\n          {embedded}\n",
+        f"      SPILO_CONFIGURATION: |\n          {embedded}\n",
         "Spilo in a Pod": "kind: Pod\nspec:\n  containers:\n  - name: pg\n    image: spilo\n"
-                          "    env:\n    - name: SPILO_CONFIGURATION\n"
-                          f"      value: '{json.dumps({'bootstrap': {'dcs': {'ttl': ttl, 'loop_wait': loop, 'retry_timeout': retry, 'synchronous_mode': sync == 'true'}}})}'\n",
+        "    env:\n    - name: SPILO_CONFIGURATION\n"
+        f"      value: '{json.dumps(spilo)}'\n",
         "CrunchyData": "apiVersion: postgres-operator.crunchydata.com/v1beta1\n"
-                       "kind: PostgresCluster\nspec:\n  patroni:\n"
-                       f"    leaderLeaseDurationSeconds: {ttl}\n    syncPeriodSeconds: {loop}\n"
-                       f"    dynamicConfiguration:\n      retry_timeout: {retry}\n"
-                       f"      synchronous_mode: {sync}\n",
-    }  # fmt: skip
+        "kind: PostgresCluster\nspec:\n  patroni:\n"
+        f"    leaderLeaseDurationSeconds: {ttl}\n    syncPeriodSeconds: {loop}\n"
+        f"    dynamicConfiguration:\n      retry_timeout: {retry}\n"
+        f"      synchronous_mode: {sync}\n",
+    }
 
 
-@pytest.mark.parametrize(("ttl", "loop", "retry", "sync"), [(30, 10, 10, "false"),
-                                                             (40, 5, 5, "true")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("ttl", "loop", "retry", "sync"), [(30, 10, 10, "false"), (40, 5, 5, "true")]
+)
 def test_patroni_timings_in_every_spelling(ttl: int, loop: int, retry: int, sync: str) -> None:
     spelled = {n: verdicts(t) for n, t in patroni_spellings(ttl, loop, retry, sync).items()}
     first = spelled["Patroni YAML"]

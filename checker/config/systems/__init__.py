@@ -7,6 +7,12 @@ from leadercheck.checker.config.systems import etcd, kubernetes, patroni, redloc
 from leadercheck.checker.config.systems.base import System
 
 SYSTEMS: dict[str, System] = {
-    s.name: s for s in (patroni.SYSTEM, kubernetes.SYSTEM, etcd.SYSTEM, zookeeper.SYSTEM,
-                        redlock.SYSTEM)  # fmt: skip
+    s.name: s
+    for s in (
+        patroni.SYSTEM,
+        kubernetes.SYSTEM,
+        etcd.SYSTEM,
+        zookeeper.SYSTEM,
+        redlock.SYSTEM,
+    )
 }

@@ -32,18 +32,27 @@ from leadercheck.checker.config.systems.workloads import containers, env_of
 from leadercheck.checker.errors import LeadercheckError
 
 ETCD = "etcd's"
-KNOBS = (("heartbeat_interval", "heartbeat-interval", 100), ("election_timeout",
-         "election-timeout", 1000))  # fmt: skip
+KNOBS = (
+    ("heartbeat_interval", "heartbeat-interval", 100),
+    ("election_timeout", "election-timeout", 1000),
+)
 KUBESPRAY = ("etcd_heartbeat_interval", "etcd_election_timeout")
-MEMBER_KEYS = {"heartbeat-interval", "election-timeout", "initial-cluster", "listen-peer-urls",
-               "initial-advertise-peer-urls", "initial-cluster-state"}  # fmt: skip
+MEMBER_KEYS = {
+    "heartbeat-interval",
+    "election-timeout",
+    "initial-cluster",
+    "listen-peer-urls",
+    "initial-advertise-peer-urls",
+    "initial-cluster-state",
+}
 
 
 def json_uint(value: object, knob: str) -> float:
     """A number in etcd's YAML file: a JSON number into a uint (text is refused)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise Unreadable(f"{shown(value)} is text: etcd decodes this key into a number and "
-                         "refuses the file")  # fmt: skip
+        raise Unreadable(
+            f"{shown(value)} is text: etcd decodes this key into a number and refuses the file"
+        )
     if value < 0 or not float(value).is_integer():
         raise Unreadable(f"{shown(value)} is not a whole number of milliseconds: etcd refuses it")
     return within(float(value) / 1000, knob, value)
@@ -82,9 +91,7 @@ def _is_etcd(container: Mapping[str, Any]) -> bool:
     command = container.get("command") or container.get("args") or []
     first = command[0] if isinstance(command, list) and command else ""
     image = str(container.get("image", ""))
-    return str(first).rsplit("/", 1)[-1] == "etcd" or image.rsplit("/", 1)[-1].startswith(
-        "etcd:"
-    )
+    return str(first).rsplit("/", 1)[-1] == "etcd" or image.rsplit("/", 1)[-1].startswith("etcd:")
 
 
 def read(finder: Finder, client: Mapping[str, Any]) -> list[Elector]:
@@ -99,16 +106,19 @@ def read(finder: Finder, client: Mapping[str, Any]) -> list[Elector]:
         for name, label, default in KNOBS:  # kubespray's inventory variables, text in ms
             key = "etcd_" + label.replace("-", "_")
             found, value = finder.get((0, key))
-            knobs[name] = finder.parsed(name, key, value, doc.where((0, key)), text_uint, "s") \
-                if found else Knob(name, label, default / 1000, f"{ETCD} default", True)
+            knobs[name] = (
+                finder.parsed(name, key, value, doc.where((0, key)), text_uint, "s")
+                if found
+                else Knob(name, label, default / 1000, f"{ETCD} default", True)
+            )
     elif doc.format == "flags":
         finder.get((0,))
         knobs = _from_text(finder, flags_in(root, (0,)), {})
     else:
-        found = [(path, c) for path, c in containers(doc) if _is_etcd(c)]
-        if not found:
+        members = [(path, c) for path, c in containers(doc) if _is_etcd(c)]
+        if not members:
             raise LeadercheckError(f"{doc.source}: no etcd member's settings found")
-        path, container = found[0]
+        path, container = members[0]
         flags = flags_in(container.get("command"), path + ("command",))
         flags += flags_in(container.get("args"), path + ("args",))
         finder.get(path + ("command",))
@@ -134,8 +144,9 @@ def _from_file(finder: Finder, root: Mapping[str, Any]) -> dict[str, Knob]:
             knobs[name] = Knob(name, label, default / 1000, f"{ETCD} default", True)
             continue
         found, value = finder.get((0, keys[0]))
-        knobs[name] = finder.parsed(name, label, value, finder.doc.where((0, keys[0])),
-                                    json_uint, "s")  # fmt: skip
+        knobs[name] = finder.parsed(
+            name, label, value, finder.doc.where((0, keys[0])), json_uint, "s"
+        )
     return knobs
 
 
@@ -146,16 +157,19 @@ def _from_text(
     knobs = {}
     doc = finder.doc
     if one_flag(flags, ["config-file"], doc) is not None or "ETCD_CONFIG_FILE" in env:
-        finder.notes.append("the member reads a configuration file (--config-file), which "
-                            "this file does not show; its flags and ETCD_* variables are ignored")  # fmt: skip
+        finder.notes.append(
+            "the member reads a configuration file (--config-file), which "
+            "this file does not show; its flags and ETCD_* variables are ignored"
+        )
     for name, label, default in KNOBS:
         flag = one_flag(flags, [label], doc)
         variable = "ETCD_" + label.upper().replace("-", "_")
         if flag is not None:
             if variable in env:
                 finder.notes.append(f"{variable} is not used: --{label} comes first")
-            knobs[name] = finder.parsed(name, f"--{label}", flag.value, doc.where(flag.path),
-                                        text_uint, "s")  # fmt: skip
+            knobs[name] = finder.parsed(
+                name, f"--{label}", flag.value, doc.where(flag.path), text_uint, "s"
+            )
         elif variable in env:
             path, value = env[variable]
             finder.get(path)
@@ -172,11 +186,22 @@ def _client(finder: Finder, client: Mapping[str, Any]) -> dict[str, Knob]:
             "sends a keep-alive a third of the TTL after each answer (client/v3/lease.go)"
         )
     if "lease_ttl" in client:
-        knob = finder.parsed("lease_ttl", "the session's lease TTL", client["lease_ttl"],
-                             "leadercheck.client.lease_ttl", period, "s")  # fmt: skip
+        knob = finder.parsed(
+            "lease_ttl",
+            "the session's lease TTL",
+            client["lease_ttl"],
+            "leadercheck.client.lease_ttl",
+            period,
+            "s",
+        )
     else:
-        knob = Knob("lease_ttl", "the session's lease TTL", 60.0,
-                    f"{ETCD} client default (concurrency.NewSession)", True)  # fmt: skip
+        knob = Knob(
+            "lease_ttl",
+            "the session's lease TTL",
+            60.0,
+            f"{ETCD} client default (concurrency.NewSession)",
+            True,
+        )
     return {"lease_ttl": knob}
 
 
@@ -191,8 +216,10 @@ def effective(values: dict[str, float], facts: Mapping[str, str]) -> list[str]:
     if values["lease_ttl"] < least:
         asked = values["lease_ttl"]
         values["lease_ttl"] = least
-        return [f"the member raises the session's {asked:g} s TTL to its minimum, {least:g} s "
-                "(1.5 election timeouts, lessor.Grant)"]  # fmt: skip
+        return [
+            f"the member raises the session's {asked:g} s TTL to its minimum, {least:g} s "
+            "(1.5 election timeouts, lessor.Grant)"
+        ]
     return []
 
 
@@ -201,15 +228,19 @@ def _ratio(k: Values, facts: Mapping[str, str]) -> str | None:
     if beat <= 0 or election <= 0:
         return "etcd: heartbeat-interval and election-timeout must be above 0 ms"
     if 5 * beat > election:
-        return (f"etcd: election-timeout must be at least 5 times heartbeat-interval "
-                f"({election * 1000:g} ms < 5 * {beat * 1000:g} ms): the member refuses to start")  # fmt: skip
+        return (
+            f"etcd: election-timeout must be at least 5 times heartbeat-interval "
+            f"({election * 1000:g} ms < 5 * {beat * 1000:g} ms): the member refuses to start"
+        )
     return None
 
 
 def _longest(k: Values, facts: Mapping[str, str]) -> str | None:
     if k["election_timeout"] > 50:
-        return (f"etcd: election-timeout is at most 50000 ms ({k['election_timeout'] * 1000:g} "
-                "ms): the member refuses to start")  # fmt: skip
+        return (
+            f"etcd: election-timeout is at most 50000 ms ({k['election_timeout'] * 1000:g} "
+            "ms): the member refuses to start"
+        )
     return None
 
 

@@ -53,8 +53,16 @@ FIELDS = ("leaseDuration", "renewDeadline", "retryPeriod")
 SUFFIXES = ("lease-duration", "renew-deadline", "retry-period")
 _GO = re.compile(r"[-+]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+")
 _GO_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0,
-          "h": 3600.0}  # fmt: skip
+_UNITS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "μs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+}
 
 
 def go_duration(value: object, knob: str) -> float:
@@ -65,16 +73,18 @@ def go_duration(value: object, knob: str) -> float:
     if isinstance(value, int | float) or text.lstrip("+-").replace(".", "", 1).isdigit():
         if text.lstrip("+-") in ("0", "0.0") and isinstance(value, str):
             return 0.0
-        raise Unreadable(f"{shown(value)} has no unit: a Go duration needs one (15s), and the "
-                         "program refuses it")  # fmt: skip
+        raise Unreadable(
+            f"{shown(value)} has no unit: a Go duration needs one (15s), and the program refuses it"
+        )
     if not _GO.fullmatch(text):
         raise Unreadable(f"{shown(value)} is not a Go duration (15s, 1m30s, 500ms)")
     number = sum(float(n) * _UNITS[u] for n, u in _GO_PART.findall(text))
     if text.startswith("-") and number:
         raise LeadercheckError(f"{knob}: {shown(value)} is negative")
     if number > 1_000_000:
-        raise LeadercheckError(f"{knob}: {shown(value)} is past any timeout a leader election "
-                               "runs on")  # fmt: skip
+        raise LeadercheckError(
+            f"{knob}: {shown(value)} is past any timeout a leader election runs on"
+        )
     return number
 
 
@@ -107,24 +117,48 @@ PROGRAMS = {
         Program("kube-scheduler", COMPONENT_BASE, "kube-scheduler's"),
         Program("cloud-controller-manager", COMPONENT_BASE, "cloud-controller-manager's"),
         Program("cluster-autoscaler", COMPONENT_BASE, "cluster-autoscaler's"),
-        Program("kubeadm-control-plane-controller", (60.0, 40.0, 5.0),
-                "cluster-api KubeadmControlPlane's", on=False),
+        Program(
+            "kubeadm-control-plane-controller",
+            (60.0, 40.0, 5.0),
+            "cluster-api KubeadmControlPlane's",
+            on=False,
+        ),
         Program("cluster-api-controller", COMPONENT_BASE, "cluster-api's", on=False),
-        Program("manager", COMPONENT_BASE, "controller-runtime's (a kubebuilder manager)",
-                on=False),
-        *(Program(n, (15.0, 10.0, 5.0), "the kubernetes-csi sidecars'", "leader-election-",
-                  ("leader-election", "enable-leader-election"), on=False)
-          for n in ("csi-provisioner", "csi-attacher", "csi-resizer", "csi-snapshotter",
-                    "snapshot-controller")),
-        Program("cert-manager-controller", (60.0, 40.0, 15.0), "cert-manager's",
-                "leader-election-"),
-        Program("cert-manager-cainjector", (60.0, 40.0, 15.0), "cert-manager's",
-                "leader-election-"),
+        Program(
+            "manager", COMPONENT_BASE, "controller-runtime's (a kubebuilder manager)", on=False
+        ),
+        *(
+            Program(
+                n,
+                (15.0, 10.0, 5.0),
+                "the kubernetes-csi sidecars'",
+                "leader-election-",
+                ("leader-election", "enable-leader-election"),
+                on=False,
+            )
+            for n in (
+                "csi-provisioner",
+                "csi-attacher",
+                "csi-resizer",
+                "csi-snapshotter",
+                "snapshot-controller",
+            )
+        ),
+        Program(
+            "cert-manager-controller", (60.0, 40.0, 15.0), "cert-manager's", "leader-election-"
+        ),
+        Program(
+            "cert-manager-cainjector", (60.0, 40.0, 15.0), "cert-manager's", "leader-election-"
+        ),
         Program("argo-rollouts", COMPONENT_BASE, "argo-rollouts'", "leader-election-"),
     )
-}  # fmt: skip
-ALIASES = {"controller": "cert-manager-controller", "cainjector": "cert-manager-cainjector",
-           "rollouts-controller": "argo-rollouts", "hyperkube": "kube-controller-manager"}  # fmt: skip
+}
+ALIASES = {
+    "controller": "cert-manager-controller",
+    "cainjector": "cert-manager-cainjector",
+    "rollouts-controller": "argo-rollouts",
+    "hyperkube": "kube-controller-manager",
+}
 
 
 def program_named(name: str) -> Program | None:
@@ -135,8 +169,16 @@ def program_named(name: str) -> Program | None:
 
 
 def unknown(name: str, prefix: str) -> Program:
-    return Program(name, None, name, prefix, ("leader-elect",) if prefix == "leader-elect-"
-                   else ("leader-election", "enable-leader-election"), on=True)  # fmt: skip
+    return Program(
+        name,
+        None,
+        name,
+        prefix,
+        ("leader-elect",)
+        if prefix == "leader-elect-"
+        else ("leader-election", "enable-leader-election"),
+        on=True,
+    )
 
 
 # -- recognising ----------------------------------------------------------------------------
@@ -146,9 +188,11 @@ def _is_flag(name: str) -> bool:
     return name.startswith(("leader-elect", "leader-election", "enable-leader-election"))
 
 
-KUBESPRAY = {f"kube_{c}_leader_elect_{s.replace('-', '_')}": (c, n) for c in
-             ("controller_manager", "scheduler") for s, n in zip(SUFFIXES[:2], NAMES[:2],
-                                                                   strict=True)}  # fmt: skip
+KUBESPRAY = {
+    f"kube_{c}_leader_elect_{s.replace('-', '_')}": (c, n)
+    for c in ("controller_manager", "scheduler")
+    for s, n in zip(SUFFIXES[:2], NAMES[:2], strict=True)
+}
 
 
 def recognise(doc: Document) -> bool:
@@ -164,8 +208,9 @@ def recognise(doc: Document) -> bool:
             isinstance(key, str) and key in KUBESPRAY
         ):
             return True
-        if isinstance(value, str) and ("--leader-elect" in value
-                                       or "--enable-leader-election" in value):
+        if isinstance(value, str) and (
+            "--leader-elect" in value or "--enable-leader-election" in value
+        ):
             return True
         if key == "name" and value in KUBE_VIP:
             return True
@@ -191,28 +236,49 @@ def read(finder: Finder, client: Mapping[str, Any]) -> list[Elector]:
             continue
         kind = str(root.get("kind", ""))
         if kind == "KubeSchedulerConfiguration":
-            electors.append(_from_block(finder, PROGRAMS["kube-scheduler"], (i,),
-                                        ["leaderElection"], go_duration))  # fmt: skip
+            electors.append(
+                _from_block(
+                    finder, PROGRAMS["kube-scheduler"], (i,), ["leaderElection"], go_duration
+                )
+            )
         elif kind == "KubeControllerManagerConfiguration":
-            finder.notes.append("kube-controller-manager reads no configuration file (it has no "
-                                "--config flag): this is what its /configz shows, and its flags "
-                                "are what it runs with")  # fmt: skip
-            electors.append(_from_block(finder, PROGRAMS["kube-controller-manager"], (i,),
-                                        ["Generic", "LeaderElection"], go_duration))  # fmt: skip
+            finder.notes.append(
+                "kube-controller-manager reads no configuration file (it has no "
+                "--config flag): this is what its /configz shows, and its flags "
+                "are what it runs with"
+            )
+            electors.append(
+                _from_block(
+                    finder,
+                    PROGRAMS["kube-controller-manager"],
+                    (i,),
+                    ["Generic", "LeaderElection"],
+                    go_duration,
+                )
+            )
         elif kind in ("ControllerConfiguration", "CAInjectorConfiguration") or (
             not kind and "leaderElectionConfig" in root
         ):
             cainjector = kind.startswith("CAInjector") or "enableInjectableConfig" in root
             which = "cert-manager-cainjector" if cainjector else "cert-manager-controller"
-            electors.append(_from_block(finder, PROGRAMS[which], (i,), ["leaderElectionConfig"],
-                                        nanoseconds_or_go, cert_manager=True))  # fmt: skip
+            electors.append(
+                _from_block(
+                    finder,
+                    PROGRAMS[which],
+                    (i,),
+                    ["leaderElectionConfig"],
+                    nanoseconds_or_go,
+                    cert_manager=True,
+                )
+            )
         elif kind == "ClusterConfiguration":
             electors += _kubeadm(finder, i, root)
         elif kind == "KubeControllerManagerConfig":  # OpenShift's
             electors += _openshift(finder, i, root)
         elif kind in ("ControllerManagerConfig", "ControllerManagerConfiguration"):
-            electors.append(_from_block(finder, PROGRAMS["manager"], (i,), ["leaderElection"],
-                                        go_duration))  # fmt: skip
+            electors.append(
+                _from_block(finder, PROGRAMS["manager"], (i,), ["leaderElection"], go_duration)
+            )
         electors += _workloads(finder, i, named)
         electors += _chart_values(finder, i, root)
         electors += _kubespray(finder, i, root)
@@ -235,8 +301,10 @@ def _named_program(named: object, prefix: str, doc: Document) -> Program:
 def _enabled(doc: Document, electors: Sequence[Elector | None]) -> list[Elector]:
     found = [e for e in electors if e is not None]
     if not found and electors:
-        raise LeadercheckError(f"{doc.source}: leader election is off in every program this "
-                               "file configures: no claim applies")  # fmt: skip
+        raise LeadercheckError(
+            f"{doc.source}: leader election is off in every program this "
+            "file configures: no claim applies"
+        )
     if not found:
         raise LeadercheckError(f"{doc.source}: no program with leader election found")
     return found
@@ -250,27 +318,40 @@ def _knobs(values: Mapping[str, Knob | None], program: Program, finder: Finder) 
         if knob is None:
             label = f"--{program.prefix}{SUFFIXES[i]}"
             if program.defaults is None:
-                knob = Knob(name, label, None, "not given", True, problem=f"{program.name} "
-                            f"sets no {label} and its default is unknown: give the flag, or name "
-                            "the program with leadercheck.program")  # fmt: skip
+                knob = Knob(
+                    name,
+                    label,
+                    None,
+                    "not given",
+                    True,
+                    problem=f"{program.name} "
+                    f"sets no {label} and its default is unknown: give the flag, or name "
+                    "the program with leadercheck.program",
+                )
             else:
                 knob = Knob(name, label, program.defaults[i], f"{program.of} default", True)
         knobs[name] = knob
     return knobs
 
 
-def _from_flags(finder: Finder, program: Program, flags: list[Flag], name: str,
-                block: Mapping[str, Knob] | None = None) -> Elector | None:  # fmt: skip
+def _from_flags(
+    finder: Finder,
+    program: Program,
+    flags: list[Flag],
+    name: str,
+    block: Mapping[str, Knob | None] | None = None,
+) -> Elector | None:
     """An elector from a command line (and the configuration file its flags override)."""
     doc = finder.doc
     enable = one_flag(flags, list(program.enable), doc)
     if enable is not None and (enable.value or "true").lower() in ("false", "0", "f"):
-        finder.notes.append(f"--{enable.name}={enable.value} at {doc.where(enable.path)}: "
-                            f"{program.name}{f' ({name})' if name else ''} elects no leader")  # fmt: skip
+        finder.notes.append(
+            f"--{enable.name}={enable.value} at {doc.where(enable.path)}: "
+            f"{program.name}{f' ({name})' if name else ''} elects no leader"
+        )
         return None
     prefixes = ("leader-elect-", "leader-election-")
-    durations = [f for f in flags if f.name.startswith(prefixes)
-                 and f.name.endswith(SUFFIXES)]  # fmt: skip
+    durations = [f for f in flags if f.name.startswith(prefixes) and f.name.endswith(SUFFIXES)]
     if enable is None and not program.on and not durations:
         return None
     values: dict[str, Knob | None] = dict(block or {})
@@ -278,10 +359,13 @@ def _from_flags(finder: Finder, program: Program, flags: list[Flag], name: str,
         flag = one_flag(flags, [p + SUFFIXES[i] for p in prefixes], doc)
         if flag is not None:
             if knob in values and values[knob] is not None:
-                finder.notes.append(f"{values[knob].origin} is not used: "  # type: ignore[union-attr]
-                                    f"--{flag.name} at {doc.where(flag.path)} comes first")
-            values[knob] = finder.parsed(knob, f"--{flag.name}", flag.value,
-                                         doc.where(flag.path), go_duration, "s")  # fmt: skip
+                finder.notes.append(
+                    f"{values[knob].origin} is not used: "  # type: ignore[union-attr]
+                    f"--{flag.name} at {doc.where(flag.path)} comes first"
+                )
+            values[knob] = finder.parsed(
+                knob, f"--{flag.name}", flag.value, doc.where(flag.path), go_duration, "s"
+            )
     return Elector(program.name, _knobs(values, program, finder), name=name)
 
 
@@ -297,18 +381,28 @@ def _block(finder: Finder, at: KeyPath, parse: Any) -> dict[str, Knob | None]:
         key = lowered.get(field_.lower())
         if key is not None:
             finder.get(at + (key,))
-            values[name] = finder.parsed(name, str(key), block[key], finder.doc.where(at + (key,)),
-                                         parse, "s")  # fmt: skip
+            values[name] = finder.parsed(
+                name, str(key), block[key], finder.doc.where(at + (key,)), parse, "s"
+            )
     return values
 
 
-def _from_block(finder: Finder, program: Program, at: KeyPath, keys: list[str], parse: Any,
-                cert_manager: bool = False) -> Elector | None:  # fmt: skip
-    node: Any = finder.doc.roots[at[0]]
+def _from_block(
+    finder: Finder,
+    program: Program,
+    at: KeyPath,
+    keys: list[str],
+    parse: Any,
+    cert_manager: bool = False,
+) -> Elector | None:
+    node: Any = finder.doc.roots[int(at[0])]
     path = at
     for key in keys:  # matched whatever their case
-        match = next((k for k in node if str(k).lower() == key.lower()), None) if isinstance(
-            node, dict) else None  # fmt: skip
+        match = (
+            next((k for k in node if str(k).lower() == key.lower()), None)
+            if isinstance(node, dict)
+            else None
+        )
         if match is None:
             return Elector(program.name, _knobs({}, program, finder))
         path, node = path + (match,), node[match]
@@ -319,8 +413,9 @@ def _from_block(finder: Finder, program: Program, at: KeyPath, keys: list[str], 
             finder.notes.append(f"{finder.doc.where(path)} turns leader election off")
             return None
     if cert_manager and any(isinstance(node.get(k), int) for k in FIELDS if isinstance(node, dict)):
-        finder.notes.append("cert-manager reads a bare number in leaderElectionConfig as "
-                            "nanoseconds")  # fmt: skip
+        finder.notes.append(
+            "cert-manager reads a bare number in leaderElectionConfig as nanoseconds"
+        )
     return Elector(program.name, _knobs(values, program, finder))
 
 
@@ -341,22 +436,29 @@ def _workloads(finder: Finder, i: int, named: object) -> list[Elector | None]:
         finder.get(path + ("command",))
         finder.get(path + ("args",))
         if program is None:
-            prefix = "leader-election-" if any(f.name.startswith("leader-election") for f in
-                                               flags) else "leader-elect-"  # fmt: skip
+            prefix = (
+                "leader-election-"
+                if any(f.name.startswith("leader-election") for f in flags)
+                else "leader-elect-"
+            )
             program = _named_program(named, prefix, finder.doc) if named else unknown(name, prefix)
         label = f"container {container.get('name', name)}"
         electors.append(_from_flags(finder, program, flags, label))
     return electors
 
 
-KUBE_VIP = {"vip_leaseduration": "lease_duration", "vip_renewdeadline": "renew_deadline",
-            "vip_retryperiod": "retry_period"}  # fmt: skip
+KUBE_VIP = {
+    "vip_leaseduration": "lease_duration",
+    "vip_renewdeadline": "renew_deadline",
+    "vip_retryperiod": "retry_period",
+}
 
 
 def whole_seconds(value: object, knob: str) -> float:
     """kube-vip's durations: whole seconds as text (strconv.ParseInt, then times a second)."""
-    text = str(value).strip() if isinstance(value, str | int) and not isinstance(value, bool) \
-        else ""
+    text = (
+        str(value).strip() if isinstance(value, str | int) and not isinstance(value, bool) else ""
+    )
     if not (text.isdigit() and text.isascii()) or len(text) > 9:
         raise Unreadable(f"{shown(value)} is not a whole number of seconds, all kube-vip reads")
     return float(int(text))
@@ -375,12 +477,17 @@ def _kube_vip(finder: Finder, path: KeyPath, container: Mapping[str, Any]) -> El
         if variable in env:
             where, value = env[variable]
             finder.get(where)
-            values[knob] = finder.parsed(knob, variable, value, finder.doc.where(where),
-                                         whole_seconds, "s")  # fmt: skip
+            values[knob] = finder.parsed(
+                knob, variable, value, finder.doc.where(where), whole_seconds, "s"
+            )
     program = Program("kube-vip", COMPONENT_BASE, "kube-vip's")
     knobs = _knobs(values, program, finder)
-    knobs = {n: k if not k.default else Knob(n, [v for v, m in KUBE_VIP.items() if m == n][0],
-                                             k.value, k.origin, True) for n, k in knobs.items()}  # fmt: skip
+    knobs = {
+        n: k
+        if not k.default
+        else Knob(n, [v for v, m in KUBE_VIP.items() if m == n][0], k.value, k.origin, True)
+        for n, k in knobs.items()
+    }
     return Elector("kube-vip", knobs, name=f"container {container.get('name', 'kube-vip')}")
 
 
@@ -397,25 +504,30 @@ def _openshift(finder: Finder, i: int, root: Mapping[str, Any]) -> list[Elector 
         for j, v in enumerate(vals):
             flags.append(Flag(str(name), None if v is None else str(v), at + (name, j)))
             finder.get(at + (name, j))
-    return [_from_flags(finder, PROGRAMS["kube-controller-manager"], flags,
-                        "extendedArguments")]  # fmt: skip
+    return [_from_flags(finder, PROGRAMS["kube-controller-manager"], flags, "extendedArguments")]
 
 
 def _kubeadm(finder: Finder, i: int, root: Mapping[str, Any]) -> list[Elector | None]:
     """kubeadm's ClusterConfiguration: each component's extraArgs, a map (v1beta3) or a list
     of name/value pairs (v1beta4); kubeadm itself passes --leader-elect=true."""
     electors: list[Elector | None] = []
-    for section, program in (("controllerManager", "kube-controller-manager"),
-                             ("scheduler", "kube-scheduler")):  # fmt: skip
+    for section, program in (
+        ("controllerManager", "kube-controller-manager"),
+        ("scheduler", "kube-scheduler"),
+    ):
         at = (i, section, "extraArgs")
         found, args = finder.get(at)
         flags: list[Flag] = []
         if isinstance(args, dict):
-            flags = [Flag(str(k), None if v is None else str(v), at + (k,)) for k, v in args.items()]
+            flags = [
+                Flag(str(k), None if v is None else str(v), at + (k,)) for k, v in args.items()
+            ]
         elif isinstance(args, list):
-            flags = [Flag(str(a["name"]), None if a.get("value") is None else str(a["value"]),
-                          at + (j,)) for j, a in enumerate(args)
-                     if isinstance(a, dict) and "name" in a]  # fmt: skip
+            flags = [
+                Flag(str(a["name"]), None if a.get("value") is None else str(a["value"]), at + (j,))
+                for j, a in enumerate(args)
+                if isinstance(a, dict) and "name" in a
+            ]
         for flag in flags:
             finder.get(flag.path)
         electors.append(_from_flags(finder, PROGRAMS[program], flags, f"kubeadm's {section}"))
@@ -429,20 +541,24 @@ def _chart_values(finder: Finder, i: int, root: Mapping[str, Any]) -> list[Elect
     if not found or not ({"cainjector", "webhook", "installCRDs", "crds"} & set(root)):
         return []
     electors: list[Elector | None] = []
-    for program, extra, config in (("cert-manager-controller", ("extraArgs",), ("config",)),
-                                   ("cert-manager-cainjector", ("cainjector", "extraArgs"),
-                                    ("cainjector", "config"))):  # fmt: skip
+    for program, extra, config in (
+        ("cert-manager-controller", ("extraArgs",), ("config",)),
+        ("cert-manager-cainjector", ("cainjector", "extraArgs"), ("cainjector", "config")),
+    ):
         base = _block(finder, (i, *config, "leaderElectionConfig"), nanoseconds_or_go)
         chart = _block(finder, (i, "global", "leaderElection"), go_duration)
         for knob, value in chart.items():
             if knob in base and base[knob] is not None:
-                finder.notes.append(f"{base[knob].origin} is not used: "  # type: ignore[union-attr]
-                                    f"{value.origin if value else ''} comes first (a flag)")
+                finder.notes.append(
+                    f"{base[knob].origin} is not used: "  # type: ignore[union-attr]
+                    f"{value.origin if value else ''} comes first (a flag)"
+                )
             base[knob] = value
         _, args = finder.get((i, *extra))
         flags = flags_in(args, (i, *extra))
-        electors.append(_from_flags(finder, PROGRAMS[program], flags, f"the chart's {program}",
-                                    base))  # fmt: skip
+        electors.append(
+            _from_flags(finder, PROGRAMS[program], flags, f"the chart's {program}", base)
+        )
     return electors
 
 
@@ -452,22 +568,36 @@ def _kubespray(finder: Finder, i: int, root: Mapping[str, Any]) -> list[Elector 
     if not any(k in KUBESPRAY for k in root):
         return []
     electors: list[Elector | None] = []
-    for component, program in (("controller_manager", "kube-controller-manager"),
-                               ("scheduler", "kube-scheduler")):  # fmt: skip
+    for component, program in (
+        ("controller_manager", "kube-controller-manager"),
+        ("scheduler", "kube-scheduler"),
+    ):
         values: dict[str, Knob | None] = {}
         for key, (c, name) in KUBESPRAY.items():
             if c == component and key in root:
-                values[name] = finder.parsed(name, key, finder.get((i, key))[1],
-                                             finder.doc.where((i, key)), go_duration, "s")  # fmt: skip
-        electors.append(Elector(program, _knobs(values, PROGRAMS[program], finder),
-                                name=f"kubespray's {component.replace('_', ' ')}"))  # fmt: skip
+                values[name] = finder.parsed(
+                    name, key, finder.get((i, key))[1], finder.doc.where((i, key)), go_duration, "s"
+                )
+        electors.append(
+            Elector(
+                program,
+                _knobs(values, PROGRAMS[program], finder),
+                name=f"kubespray's {component.replace('_', ' ')}",
+            )
+        )
     return electors
 
 
-HANDLED = ("KubeSchedulerConfiguration", "KubeControllerManagerConfiguration",
-           "ControllerConfiguration", "CAInjectorConfiguration", "ClusterConfiguration",
-           "KubeControllerManagerConfig", "ControllerManagerConfig",
-           "ControllerManagerConfiguration")
+HANDLED = (
+    "KubeSchedulerConfiguration",
+    "KubeControllerManagerConfiguration",
+    "ControllerConfiguration",
+    "CAInjectorConfiguration",
+    "ClusterConfiguration",
+    "KubeControllerManagerConfig",
+    "ControllerManagerConfig",
+    "ControllerManagerConfiguration",
+)
 
 
 def _other_blocks(finder: Finder, named: object) -> list[Elector | None]:
@@ -483,16 +613,23 @@ def _other_blocks(finder: Finder, named: object) -> list[Elector | None]:
             continue  # a kind whose block is elsewhere: named as unread, not guessed at
         if not any(normal(str(k)) in LIKE or k == "leaderElect" for k in value):
             continue
-        program = _named_program(named, "leader-elect-", finder.doc) if named else Program(
-            "a component's configuration", COMPONENT_BASE,
-            "component-base's LeaderElectionConfiguration")  # fmt: skip
+        program = (
+            _named_program(named, "leader-elect-", finder.doc)
+            if named
+            else Program(
+                "a component's configuration",
+                COMPONENT_BASE,
+                "component-base's LeaderElectionConfiguration",
+            )
+        )
         values = _block(finder, path, go_duration)
         on = value.get("leaderElect", True)
         if on is False:
             finder.notes.append(f"{finder.doc.where(path)} turns leader election off")
             continue
-        electors.append(Elector(program.name, _knobs(values, program, finder),
-                                name=f"{finder.doc.where(path)}"))  # fmt: skip
+        electors.append(
+            Elector(program.name, _knobs(values, program, finder), name=f"{finder.doc.where(path)}")
+        )
     return electors
 
 
@@ -504,8 +641,10 @@ def effective(values: dict[str, float], facts: Mapping[str, str]) -> list[str]:
     lease = values["lease_duration"]
     if lease != int(lease):
         values["lease_duration"] = float(int(lease))
-        return [f"the Lease records leaseDuration {lease:g} s as {int(lease)} s "
-                "(LeaseDurationSeconds, truncated): candidates wait that"]  # fmt: skip
+        return [
+            f"the Lease records leaseDuration {lease:g} s as {int(lease)} s "
+            "(LeaseDurationSeconds, truncated): candidates wait that"
+        ]
     return []
 
 
@@ -515,16 +654,20 @@ def effective(values: dict[str, float], facts: Mapping[str, str]) -> list[str]:
 def _lease_over_renew(k: Values, facts: Mapping[str, str]) -> str | None:
     lease, renew = k["lease_duration"], k["renew_deadline"]
     if lease <= renew:
-        return (f"client-go: leaseDuration must be greater than renewDeadline ({lease:g} s <= "
-                f"{renew:g} s)")  # fmt: skip
+        return (
+            f"client-go: leaseDuration must be greater than renewDeadline ({lease:g} s <= "
+            f"{renew:g} s)"
+        )
     return None
 
 
 def _renew_over_retry(k: Values, facts: Mapping[str, str]) -> str | None:
     renew, retry = k["renew_deadline"], k["retry_period"]
     if renew <= JITTER * retry:
-        return (f"client-go: renewDeadline must be greater than {JITTER} * retryPeriod "
-                f"({renew:g} s <= {JITTER * retry:g} s)")  # fmt: skip
+        return (
+            f"client-go: renewDeadline must be greater than {JITTER} * retryPeriod "
+            f"({renew:g} s <= {JITTER * retry:g} s)"
+        )
     return None
 
 
@@ -539,13 +682,19 @@ def _positive(name: str, field_: str) -> Any:
 
 def _whole_second(k: Values, facts: Mapping[str, str]) -> str | None:
     if 0 < k["lease_duration"] < 1:
-        return (f"the Lease API: leaseDuration {k['lease_duration']:g} s is recorded as 0 s, "
-                "which it refuses")  # fmt: skip
+        return (
+            f"the Lease API: leaseDuration {k['lease_duration']:g} s is recorded as 0 s, "
+            "which it refuses"
+        )
     return None
 
 
-RULES = (_lease_over_renew, _renew_over_retry,
-         *(_positive(n, f) for n, f in zip(NAMES, FIELDS, strict=True)), _whole_second)  # fmt: skip
+RULES = (
+    _lease_over_renew,
+    _renew_over_retry,
+    *(_positive(n, f) for n, f in zip(NAMES, FIELDS, strict=True)),
+    _whole_second,
+)
 
 
 def timing(facts: Mapping[str, str]) -> Timing:
@@ -571,21 +720,28 @@ def timing(facts: Mapping[str, str]) -> Timing:
         "renewDeadline window without a renewal",
         failover=(
             Term("candidates wait leaseDuration", lambda v: v["lease_duration"]),
-            Term("a candidate sees the last renewal up to one poll late (2.2 x retryPeriod)",
-                 lambda v: JITTER * v["retry_period"] + v["retry_period"]),
-            Term("and polls again up to 2.2 x retryPeriod after the lease ran out",
-                 lambda v: JITTER * v["retry_period"] + v["retry_period"]),
+            Term(
+                "a candidate sees the last renewal up to one poll late (2.2 x retryPeriod)",
+                lambda v: JITTER * v["retry_period"] + v["retry_period"],
+            ),
+            Term(
+                "and polls again up to 2.2 x retryPeriod after the lease ran out",
+                lambda v: JITTER * v["retry_period"] + v["retry_period"],
+            ),
             Term("its read and its update", lambda v: 2 * v["dcs_latency"]),
-        ),  # fmt: skip
+        ),
     )
 
 
 LIKE = {
     **{normal(f): n for f, n in zip(FIELDS, NAMES, strict=True)},
-    **{normal(p + s): n for p in ("leader-elect-", "leader-election-")
-       for s, n in zip(SUFFIXES, NAMES, strict=True)},
+    **{
+        normal(p + s): n
+        for p in ("leader-elect-", "leader-election-")
+        for s, n in zip(SUFFIXES, NAMES, strict=True)
+    },
     **{normal(k): n for k, (_, n) in KUBESPRAY.items()},
-}  # fmt: skip
+}
 
 SYSTEM = System(
     name="k8s",

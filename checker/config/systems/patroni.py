@@ -61,8 +61,7 @@ from leadercheck.checker.errors import LeadercheckError
 
 DCS_SECTIONS = ("etcd3", "etcd", "consul", "zookeeper", "exhibitor", "kubernetes", "raft")
 DYNAMIC = ("ttl", "loop_wait", "retry_timeout")
-GLOBAL = ("maximum_lag_on_failover", "synchronous_mode", "failsafe_mode",
-          "primary_start_timeout")  # fmt: skip
+GLOBAL = ("maximum_lag_on_failover", "synchronous_mode", "failsafe_mode", "primary_start_timeout")
 MINIMUM = {"ttl": 20, "loop_wait": 1, "retry_timeout": 3}
 PATRONI = "Patroni's"
 REST_TIMEOUT = 2.0  # ha.py fetch_nodes_statuses: each member's REST API, 2 s, no retry
@@ -81,8 +80,10 @@ def whole_seconds(value: object, knob: str) -> float:
     text = str(value).strip() if isinstance(value, str) else ""
     if text.lstrip("+").isdigit() and text.isascii():
         return within(float(int(text)), knob, value)
-    raise Unreadable(f"{shown(value)} is not a whole number of seconds: Patroni's int() fails on "
-                     "it and Patroni skips its whole dynamic configuration")  # fmt: skip
+    raise Unreadable(
+        f"{shown(value)} is not a whole number of seconds: Patroni's int() fails on "
+        "it and Patroni skips its whole dynamic configuration"
+    )
 
 
 def _parse_int(default: float, what: str) -> Any:
@@ -98,8 +99,10 @@ def _parse_int(default: float, what: str) -> Any:
         text = str(value).strip() if isinstance(value, str) else ""
         if text.lstrip("+-").isdigit() and text.isascii():
             return bound(float(int(text)), knob, value)
-        raise Unreadable(f"{shown(value)} is not a plain number of {what}: Patroni's parse_int "
-                         f"reads no unit here and takes its default, {default:g}")  # fmt: skip
+        raise Unreadable(
+            f"{shown(value)} is not a plain number of {what}: Patroni's parse_int "
+            f"reads no unit here and takes its default, {default:g}"
+        )
 
     return read
 
@@ -125,8 +128,11 @@ def _flag(value: object, knob: str) -> float:
 
 
 def _kind(root: object, api: str, kind: str) -> bool:
-    return (isinstance(root, dict) and root.get("kind") == kind
-            and str(root.get("apiVersion", "")).startswith(api))  # fmt: skip
+    return (
+        isinstance(root, dict)
+        and root.get("kind") == kind
+        and str(root.get("apiVersion", "")).startswith(api)
+    )
 
 
 def _zalando(root: object) -> bool:
@@ -141,8 +147,12 @@ def _patroni_yaml(root: object) -> bool:
     if not isinstance(root, dict):
         return False
     keys = set(root)
-    return ("bootstrap" in keys or "loop_wait" in keys or ({"scope", "postgresql"} <= keys)
-            or ("restapi" in keys and "postgresql" in keys)) and root.get("kind") is None  # fmt: skip
+    return (
+        "bootstrap" in keys
+        or "loop_wait" in keys
+        or ({"scope", "postgresql"} <= keys)
+        or ("restapi" in keys and "postgresql" in keys)
+    ) and root.get("kind") is None
 
 
 def _env_names(container: Mapping[str, Any]) -> list[str]:
@@ -150,8 +160,9 @@ def _env_names(container: Mapping[str, Any]) -> list[str]:
     if isinstance(env, dict):
         return [str(k) for k in env]
     if isinstance(env, list):
-        return [str(e.get("name")) if isinstance(e, dict) else str(e).partition("=")[0]
-                for e in env]  # fmt: skip
+        return [
+            str(e.get("name")) if isinstance(e, dict) else str(e).partition("=")[0] for e in env
+        ]
     return []
 
 
@@ -163,8 +174,11 @@ def _spilo(doc: Document) -> list[tuple[KeyPath, Mapping[str, Any]]]:
         runs = str(container.get("command") or "").split()
         if runs and runs[0].strip("[]'\",") in ("etcd", "sh") and "etcd" in " ".join(runs):
             continue  # the image's other role (Spilo's image also runs etcd)
-        if ("SPILO_CONFIGURATION" in names or "spilo" in str(container.get("image", ""))
-                or any(n.startswith("PATRONI_") for n in names)):  # fmt: skip
+        if (
+            "SPILO_CONFIGURATION" in names
+            or "spilo" in str(container.get("image", ""))
+            or any(n.startswith("PATRONI_") for n in names)
+        ):
             found.append((path, container))
     # the container that carries its configuration first: the one whose timings are shown
     return sorted(found, key=lambda pc: "SPILO_CONFIGURATION" not in _env_names(pc[1]))
@@ -181,8 +195,11 @@ def recognise(doc: Document) -> bool:
 
 def _chart(root: object) -> bool:
     """A Helm chart's values that carry a Patroni configuration under `patroni:`."""
-    return isinstance(root, dict) and isinstance(root.get("patroni"), dict) and (
-        "bootstrap" in root["patroni"] or "postgresql" in root["patroni"])
+    return (
+        isinstance(root, dict)
+        and isinstance(root.get("patroni"), dict)
+        and ("bootstrap" in root["patroni"] or "postgresql" in root["patroni"])
+    )
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -196,8 +213,10 @@ def read(finder: Finder, client: Mapping[str, Any]) -> list[Elector]:
         if _crunchy(root):
             return [_read_crunchy(finder, i)]
     if _chart(doc.roots[0]) and not _patroni_yaml(doc.roots[0]):
-        finder.notes.append("a chart's values: its patroni section is taken as the Patroni "
-                            "configuration it renders, Patroni's defaults for what it leaves out")  # fmt: skip
+        finder.notes.append(
+            "a chart's values: its patroni section is taken as the Patroni "
+            "configuration it renders, Patroni's defaults for what it leaves out"
+        )
         return [_read_local(finder, (0, "patroni"), PATRONI, "Patroni (a chart's values)")]
     spilo = _spilo(doc)
     if spilo and not _patroni_yaml(doc.roots[0]):
@@ -205,8 +224,13 @@ def read(finder: Finder, client: Mapping[str, Any]) -> list[Elector]:
     return [_read_local(finder, (0,), PATRONI, "Patroni")]
 
 
-def _read_local(finder: Finder, at: KeyPath, default_of: str, program: str,
-                defaults: Mapping[str, float] | None = None) -> Elector:  # fmt: skip
+def _read_local(
+    finder: Finder,
+    at: KeyPath,
+    default_of: str,
+    program: str,
+    defaults: Mapping[str, float] | None = None,
+) -> Elector:
     """A Patroni YAML at `at` (the file's root, or an embedded SPILO_CONFIGURATION); what
     it leaves out is `defaults`' (said to be `default_of`'s), else Patroni's own."""
     given = dict(defaults or DEFAULTS)
@@ -218,30 +242,59 @@ def _read_local(finder: Finder, at: KeyPath, default_of: str, program: str,
     dcs = _dcs_section(finder, at)
     knobs: dict[str, Knob] = {}
     for name in DYNAMIC:
-        places = [Place(at + ("bootstrap", "dcs", name)),
-                  Place(at + (name,), f"Patroni reads {name} only as dynamic configuration "
-                        "(bootstrap.dcs, then the DCS), never from the top level"),
-                  *(Place(at + (s, name), f"the {s} section's {name} is overwritten by the "
-                          f"dynamic {name}") for s in DCS_SECTIONS)]  # fmt: skip
+        places = [
+            Place(at + ("bootstrap", "dcs", name)),
+            Place(
+                at + (name,),
+                f"Patroni reads {name} only as dynamic configuration "
+                "(bootstrap.dcs, then the DCS), never from the top level",
+            ),
+            *(
+                Place(
+                    at + (s, name), f"the {s} section's {name} is overwritten by the dynamic {name}"
+                )
+                for s in DCS_SECTIONS
+            ),
+        ]
         knobs[name] = finder.knob(name, name, places, whole_seconds, defaults[name], whose(name))
     for name in GLOBAL:
         aliases = [name, "master_start_timeout"] if name == "primary_start_timeout" else [name]
-        places = [Place(at + ("bootstrap", "dcs", a)) for a in aliases] + [
-            Place(at + (a,), f"Patroni reads {name} from the DCS only (bootstrap.dcs)")
-            for a in aliases
-        ] + [Place(at + ("postgresql", name), f"{name} is not a postgresql setting: Patroni "
-                     "reads it from the DCS only (bootstrap.dcs)")]  # fmt: skip
+        places = (
+            [Place(at + ("bootstrap", "dcs", a)) for a in aliases]
+            + [
+                Place(at + (a,), f"Patroni reads {name} from the DCS only (bootstrap.dcs)")
+                for a in aliases
+            ]
+            + [
+                Place(
+                    at + ("postgresql", name),
+                    f"{name} is not a postgresql setting: Patroni "
+                    "reads it from the DCS only (bootstrap.dcs)",
+                )
+            ]
+        )
         knobs[name] = _global(finder, name, places, defaults[name], whose(name))
     knobs |= _watchdog(finder, at, whose("safety_margin"))
     facts = {"dcs": dcs, "watchdog": _watchdog_mode(finder, at)}
     return Elector(program, knobs, facts)
 
 
-DEFAULTS = {"ttl": 30.0, "loop_wait": 10.0, "retry_timeout": 10.0,
-            "maximum_lag_on_failover": 1048576.0, "synchronous_mode": 0.0,
-            "failsafe_mode": 0.0, "primary_start_timeout": 300.0, "safety_margin": 5.0}  # fmt: skip
-KINDS = {"maximum_lag_on_failover": BYTES, "synchronous_mode": FLAG, "failsafe_mode": FLAG,
-         "primary_start_timeout": "s"}  # fmt: skip
+DEFAULTS = {
+    "ttl": 30.0,
+    "loop_wait": 10.0,
+    "retry_timeout": 10.0,
+    "maximum_lag_on_failover": 1048576.0,
+    "synchronous_mode": 0.0,
+    "failsafe_mode": 0.0,
+    "primary_start_timeout": 300.0,
+    "safety_margin": 5.0,
+}
+KINDS = {
+    "maximum_lag_on_failover": BYTES,
+    "synchronous_mode": FLAG,
+    "failsafe_mode": FLAG,
+    "primary_start_timeout": "s",
+}
 
 
 def _global(finder: Finder, name: str, places: list[Place], default: float, of: str) -> Knob:
@@ -250,24 +303,34 @@ def _global(finder: Finder, name: str, places: list[Place], default: float, of: 
     knob = finder.knob(name, name, places, parse_, default, of, kind)
     if knob.value is None and kind != FLAG and "parse_int" in knob.problem:
         finder.notes.append(f"{knob.problem}")
-        return Knob(name, name, default, f"{of} default, since Patroni cannot read "
-                    f"{knob.origin}", True, kind=kind)  # fmt: skip
+        return Knob(
+            name,
+            name,
+            default,
+            f"{of} default, since Patroni cannot read {knob.origin}",
+            True,
+            kind=kind,
+        )
     return knob
 
 
 def _dcs_section(finder: Finder, at: KeyPath) -> str:
     found = [s for s in DCS_SECTIONS if finder.get(at + (s,))[0]]
     if len(found) > 1:
-        finder.notes.append(f"the file configures several DCS sections ({', '.join(found)}); "
-                            f"{found[0]} is taken as the one Patroni uses")  # fmt: skip
+        finder.notes.append(
+            f"the file configures several DCS sections ({', '.join(found)}); "
+            f"{found[0]} is taken as the one Patroni uses"
+        )
     return found[0] if found else "unknown"
 
 
 def _watchdog_mode(finder: Finder, at: KeyPath) -> str:
     found, section = finder.get(at + ("watchdog",))
     if finder.get(at + ("bootstrap", "dcs", "watchdog"))[0]:
-        finder.notes.append("bootstrap.dcs.watchdog is not used: Patroni takes the watchdog "
-                            "from the local configuration only")  # fmt: skip
+        finder.notes.append(
+            "bootstrap.dcs.watchdog is not used: Patroni takes the watchdog "
+            "from the local configuration only"
+        )
     if not found or section is None:
         return "automatic"
     if isinstance(section, dict):
@@ -284,8 +347,10 @@ def _watchdog_mode(finder: Finder, at: KeyPath) -> str:
         return "automatic"
     if text in ("require", "required"):
         return "required"
-    finder.notes.append(f"watchdog mode {shown(mode)} is none Patroni knows: it logs a warning "
-                        "and turns the watchdog off")  # fmt: skip
+    finder.notes.append(
+        f"watchdog mode {shown(mode)} is none Patroni knows: it logs a warning "
+        "and turns the watchdog off"
+    )
     return "off"
 
 
@@ -297,9 +362,16 @@ def _watchdog(finder: Finder, at: KeyPath, default_of: str) -> dict[str, Knob]:
             raise LeadercheckError(f"{knob}: {value} must be -1 or more")
         return float(value)
 
-    return {"safety_margin": finder.knob(
-        "safety_margin", "watchdog.safety_margin", [Place(at + ("watchdog", "safety_margin"))],
-        margin, DEFAULTS["safety_margin"], default_of)}  # fmt: skip
+    return {
+        "safety_margin": finder.knob(
+            "safety_margin",
+            "watchdog.safety_margin",
+            [Place(at + ("watchdog", "safety_margin"))],
+            margin,
+            DEFAULTS["safety_margin"],
+            default_of,
+        )
+    }
 
 
 def _read_zalando(finder: Finder, i: int) -> Elector:
@@ -312,16 +384,20 @@ def _read_zalando(finder: Finder, i: int) -> Elector:
         if name == "failsafe_mode":
             of = "the operator's enable_patroni_failsafe_mode"
         if name in DYNAMIC:
-            knobs[name] = finder.knob(name, f"spec.patroni.{name}", [Place(at + (name,))],
-                                      _crd_int, default, of)  # fmt: skip
+            knobs[name] = finder.knob(
+                name, f"spec.patroni.{name}", [Place(at + (name,))], _crd_int, default, of
+            )
         else:
             knobs[name] = _global(finder, name, [Place(at + (name,))], default, of)
-    knobs["safety_margin"] = Knob("safety_margin", "watchdog.safety_margin", 5.0,
-                                  f"{PATRONI} default", True)  # fmt: skip
-    finder.notes.append("the operator's DCS is Kubernetes unless its configuration names an "
-                        "etcd_host")  # fmt: skip
-    return Elector("postgres-operator (zalando)", knobs, {"dcs": "kubernetes",
-                                                          "watchdog": "automatic"})  # fmt: skip
+    knobs["safety_margin"] = Knob(
+        "safety_margin", "watchdog.safety_margin", 5.0, f"{PATRONI} default", True
+    )
+    finder.notes.append(
+        "the operator's DCS is Kubernetes unless its configuration names an etcd_host"
+    )
+    return Elector(
+        "postgres-operator (zalando)", knobs, {"dcs": "kubernetes", "watchdog": "automatic"}
+    )
 
 
 def _crd_int(value: object, knob: str) -> float:
@@ -332,8 +408,12 @@ def _crd_int(value: object, knob: str) -> float:
     return within(float(value), knob, value)
 
 
-SPILO = {"ttl": 30.0, "loop_wait": 10.0, "retry_timeout": 10.0,
-         "maximum_lag_on_failover": 33554432.0}  # fmt: skip
+SPILO = {
+    "ttl": 30.0,
+    "loop_wait": 10.0,
+    "retry_timeout": 10.0,
+    "maximum_lag_on_failover": 33554432.0,
+}
 SPILO_OF = "Spilo's template"
 
 
@@ -345,9 +425,17 @@ def _read_spilo(finder: Finder, path: KeyPath, container: Mapping[str, Any]) -> 
     if "SPILO_CONFIGURATION" not in env and "spilo" not in str(container.get("image", "")):
         return _read_patroni_env(finder, env)
     if "SPILO_CONFIGURATION" not in env:
-        knobs = {n: Knob(n, n, SPILO.get(n, DEFAULTS[n]), f"{SPILO_OF if n in SPILO else PATRONI}"
-                         " default", True, kind=KINDS.get(n, "s")) for n in (*DYNAMIC, *GLOBAL,
-                         "safety_margin")}  # fmt: skip
+        knobs = {
+            n: Knob(
+                n,
+                n,
+                SPILO.get(n, DEFAULTS[n]),
+                f"{SPILO_OF if n in SPILO else PATRONI} default",
+                True,
+                kind=KINDS.get(n, "s"),
+            )
+            for n in (*DYNAMIC, *GLOBAL, "safety_margin")
+        }
         return Elector("Spilo", knobs, {"dcs": _spilo_dcs(env), "watchdog": "automatic"})
     where, text = env["SPILO_CONFIGURATION"]
     if not isinstance(text, str):
@@ -363,8 +451,10 @@ def _read_spilo(finder: Finder, path: KeyPath, container: Mapping[str, Any]) -> 
 
 
 def _read_patroni_env(finder: Finder, env: Mapping[str, Any]) -> Elector:
-    dcs = next((s for s in DCS_SECTIONS if any(n.startswith(f"PATRONI_{s.upper()}_")
-                                               for n in env)), "unknown")  # fmt: skip
+    dcs = next(
+        (s for s in DCS_SECTIONS if any(n.startswith(f"PATRONI_{s.upper()}_") for n in env)),
+        "unknown",
+    )
     if "PATRONI_CONFIGURATION" in env:
         where, text = env["PATRONI_CONFIGURATION"]
         inner = Finder(parse(str(text), f"{finder.doc.source} ({finder.doc.where(where)})"))
@@ -372,20 +462,34 @@ def _read_patroni_env(finder: Finder, env: Mapping[str, Any]) -> Elector:
         finder.notes.extend(inner.notes)
         facts = dict(elector.facts)
         facts["dcs"] = dcs if facts["dcs"] == "unknown" else facts["dcs"]
-        return Elector("Patroni", {n: _relocated(k, finder.doc.where(where))
-                                   for n, k in elector.knobs.items()}, facts)  # fmt: skip
-    why = ("Patroni takes them from its configuration file or PATRONI_CONFIGURATION, and this "
-           "file shows neither (PATRONI_* variables set no timing)")
-    knobs = {n: Knob(n, n, None, "not given", True, problem=why, kind=KINDS.get(n, "s"))
-             for n in (*DYNAMIC, *GLOBAL, "safety_margin")}  # fmt: skip
+        return Elector(
+            "Patroni",
+            {n: _relocated(k, finder.doc.where(where)) for n, k in elector.knobs.items()},
+            facts,
+        )
+    why = (
+        "Patroni takes them from its configuration file or PATRONI_CONFIGURATION, and this "
+        "file shows neither (PATRONI_* variables set no timing)"
+    )
+    knobs = {
+        n: Knob(n, n, None, "not given", True, problem=why, kind=KINDS.get(n, "s"))
+        for n in (*DYNAMIC, *GLOBAL, "safety_margin")
+    }
     return Elector("Patroni", knobs, {"dcs": dcs, "watchdog": "unknown"})
 
 
 def _relocated(knob: Knob, outer: str) -> Knob:
     if knob.default:
         return knob
-    return Knob(knob.name, knob.label, knob.value, f"{knob.origin} in {outer}", False,
-                knob.problem, knob.kind)  # fmt: skip
+    return Knob(
+        knob.name,
+        knob.label,
+        knob.value,
+        f"{knob.origin} in {outer}",
+        False,
+        knob.problem,
+        knob.kind,
+    )
 
 
 def _spilo_dcs(env: Mapping[str, Any]) -> str:
@@ -410,28 +514,60 @@ def _read_crunchy(finder: Finder, i: int) -> Elector:
     at: KeyPath = (i, "spec", "patroni")
     dynamic = at + ("dynamicConfiguration",)
     knobs = {
-        "ttl": finder.knob("ttl", "spec.patroni.leaderLeaseDurationSeconds",
-                           [Place(at + ("leaderLeaseDurationSeconds",)),
-                            Place(dynamic + ("ttl",), "the operator sets ttl from "
-                                  "leaderLeaseDurationSeconds, whatever dynamicConfiguration "
-                                  "says")], _crd_int, 30.0, CRUNCHY),
-        "loop_wait": finder.knob("loop_wait", "spec.patroni.syncPeriodSeconds",
-                                 [Place(at + ("syncPeriodSeconds",)),
-                                  Place(dynamic + ("loop_wait",), "the operator sets loop_wait "
-                                        "from syncPeriodSeconds, whatever dynamicConfiguration "
-                                        "says")], _crd_int, 10.0, CRUNCHY),
-        "retry_timeout": finder.knob("retry_timeout", "retry_timeout",
-                                     [Place(dynamic + ("retry_timeout",))], whole_seconds,
-                                     10.0, PATRONI),
-    }  # fmt: skip
+        "ttl": finder.knob(
+            "ttl",
+            "spec.patroni.leaderLeaseDurationSeconds",
+            [
+                Place(at + ("leaderLeaseDurationSeconds",)),
+                Place(
+                    dynamic + ("ttl",),
+                    "the operator sets ttl from "
+                    "leaderLeaseDurationSeconds, whatever dynamicConfiguration "
+                    "says",
+                ),
+            ],
+            _crd_int,
+            30.0,
+            CRUNCHY,
+        ),
+        "loop_wait": finder.knob(
+            "loop_wait",
+            "spec.patroni.syncPeriodSeconds",
+            [
+                Place(at + ("syncPeriodSeconds",)),
+                Place(
+                    dynamic + ("loop_wait",),
+                    "the operator sets loop_wait "
+                    "from syncPeriodSeconds, whatever dynamicConfiguration "
+                    "says",
+                ),
+            ],
+            _crd_int,
+            10.0,
+            CRUNCHY,
+        ),
+        "retry_timeout": finder.knob(
+            "retry_timeout",
+            "retry_timeout",
+            [Place(dynamic + ("retry_timeout",))],
+            whole_seconds,
+            10.0,
+            PATRONI,
+        ),
+    }
     for name in GLOBAL:
         aliases = [name, "master_start_timeout"] if name == "primary_start_timeout" else [name]
-        knobs[name] = _global(finder, name, [Place(dynamic + (a,)) for a in aliases],
-                              DEFAULTS[name], PATRONI)  # fmt: skip
-    knobs["safety_margin"] = Knob("safety_margin", "watchdog.safety_margin", 5.0,
-                                  f"{PATRONI} default", True)  # fmt: skip
-    return Elector("PostgresCluster (CrunchyData PGO)", knobs, {
-        "dcs": "kubernetes", "watchdog": "off", "operator": "crunchy"})  # fmt: skip
+        knobs[name] = _global(
+            finder, name, [Place(dynamic + (a,)) for a in aliases], DEFAULTS[name], PATRONI
+        )
+    knobs["safety_margin"] = Knob(
+        "safety_margin", "watchdog.safety_margin", 5.0, f"{PATRONI} default", True
+    )
+    return Elector(
+        "PostgresCluster (CrunchyData PGO)",
+        knobs,
+        {"dcs": "kubernetes", "watchdog": "off", "operator": "crunchy"},
+    )
 
 
 # -- what Patroni makes of the values ------------------------------------------------------
@@ -443,18 +579,24 @@ def effective(values: dict[str, float], facts: Mapping[str, str]) -> list[str]:
     notes = []
     for name, least in MINIMUM.items():
         if values[name] < least:
-            notes.append(f"Patroni raises {name} {values[name]:g} to its minimum {least} (a "
-                         "warning in its log)")  # fmt: skip
+            notes.append(
+                f"Patroni raises {name} {values[name]:g} to its minimum {least} (a "
+                "warning in its log)"
+            )
             values[name] = float(least)
     ttl, loop, retry = values["ttl"], values["loop_wait"], values["retry_timeout"]
     if 1 + 2 * retry > ttl:
         values["loop_wait"], values["retry_timeout"] = 1.0, float((int(ttl) - 1) // 2)
-        notes.append(f"Patroni runs with loop_wait 1 and retry_timeout "
-                     f"{values['retry_timeout']:g} to keep loop_wait + 2 * retry_timeout <= ttl")  # fmt: skip
+        notes.append(
+            f"Patroni runs with loop_wait 1 and retry_timeout "
+            f"{values['retry_timeout']:g} to keep loop_wait + 2 * retry_timeout <= ttl"
+        )
     elif loop + 2 * retry > ttl:
         values["loop_wait"] = ttl - 2 * retry
-        notes.append(f"Patroni runs with loop_wait {values['loop_wait']:g} to keep loop_wait + "
-                     "2 * retry_timeout <= ttl")  # fmt: skip
+        notes.append(
+            f"Patroni runs with loop_wait {values['loop_wait']:g} to keep loop_wait + "
+            "2 * retry_timeout <= ttl"
+        )
     return notes
 
 
@@ -469,8 +611,10 @@ def _minimum(name: str) -> Rule:
 
     def rule(k: Values, facts: Mapping[str, str]) -> str | None:
         if k[name] < least:
-            return (f"Patroni: {name} is {k[name]:g} s, below its minimum of {least} s (Patroni "
-                    "raises it)")  # fmt: skip
+            return (
+                f"Patroni: {name} is {k[name]:g} s, below its minimum of {least} s (Patroni "
+                "raises it)"
+            )
         return None
 
     return rule
@@ -479,17 +623,21 @@ def _minimum(name: str) -> Rule:
 def _loop_rule(k: Values, facts: Mapping[str, str]) -> str | None:
     need = k["loop_wait"] + 2 * k["retry_timeout"]
     if need > k["ttl"]:
-        return (f"Patroni: loop_wait + 2 * retry_timeout <= ttl is broken: {k['loop_wait']:g} + "
-                f"2 * {k['retry_timeout']:g} = {need:g} s > ttl {k['ttl']:g} s (Patroni lowers "
-                "loop_wait)")  # fmt: skip
+        return (
+            f"Patroni: loop_wait + 2 * retry_timeout <= ttl is broken: {k['loop_wait']:g} + "
+            f"2 * {k['retry_timeout']:g} = {need:g} s > ttl {k['ttl']:g} s (Patroni lowers "
+            "loop_wait)"
+        )
     return None
 
 
 def _watchdog_rule(k: Values, facts: Mapping[str, str]) -> str | None:
     if facts.get("watchdog") == "required" and watchdog_timeout(k) < k["loop_wait"]:
-        return (f"Patroni: the watchdog's timeout ({watchdog_timeout(k):g} s: ttl - "
-                f"safety_margin) is below loop_wait ({k['loop_wait']:g} s), so Patroni turns the "
-                "watchdog off")  # fmt: skip
+        return (
+            f"Patroni: the watchdog's timeout ({watchdog_timeout(k):g} s: ttl - "
+            f"safety_margin) is below loop_wait ({k['loop_wait']:g} s), so Patroni turns the "
+            "watchdog off"
+        )
     return None
 
 
@@ -503,25 +651,32 @@ def timing(facts: Mapping[str, str]) -> Timing:
     if watch:
         failover.append(Term("the watch wakes the replicas", lambda v: v["dcs_latency"]))
     else:
-        failover.append(Term("no event marks the expiry on Kubernetes: the replicas' next "
-                             "cycle", lambda v: v["loop_wait"]))  # fmt: skip
+        failover.append(
+            Term(
+                "no event marks the expiry on Kubernetes: the replicas' next cycle",
+                lambda v: v["loop_wait"],
+            )
+        )
     failover += [
         Term("the replica reads the cluster", lambda v: v["dcs_latency"]),
-        Term("it asks every other member's REST API (2 s timeout; the dead primary's runs out)",
-             lambda v: REST_TIMEOUT),
+        Term(
+            "it asks every other member's REST API (2 s timeout; the dead primary's runs out)",
+            lambda v: REST_TIMEOUT,
+        ),
         Term("it takes the leader key", lambda v: v["dcs_latency"]),
-    ]  # fmt: skip
+    ]
     reset = None
     if facts.get("watchdog") == "required":
         reset = Reset(
             lease=lambda v: watchdog_timeout(v) + v["dcs_latency"],
-            pause=lambda v: max(0.0, min(float(v["pause"]),
-                                         watchdog_timeout(v) - float(v["loop_wait"]))),
+            pause=lambda v: max(
+                0.0, min(float(v["pause"]), watchdog_timeout(v) - float(v["loop_wait"]))
+            ),
             why="the watchdog resets the node its timeout (ttl - safety_margin) after the "
             "keep-alive Patroni sends right after each leader-key update; a pause between the "
             "update and the keep-alive delays it, and one longer than timeout - loop_wait "
             "lets the previous keep-alive's timer fire first",
-        )  # fmt: skip
+        )
     renew_why = "the leader key is updated every loop_wait"
     renew = lambda v: v["loop_wait"]  # noqa: E731
     if dcs == "zookeeper":  # the session lives on kazoo's pings, every max(loop_wait - 2, 2) / 2
@@ -534,7 +689,8 @@ def timing(facts: Mapping[str, str]) -> Timing:
         "(the wait, then the DCS read's and the update's retries), up to the store latency after "
         "the DCS applied it; then it demotes PostgreSQL",
         store_ttl=lambda v: v["ttl"],
-        store_ttl_why="the leader key's ttl" + {
+        store_ttl_why="the leader key's ttl"
+        + {
             "consul": " (Consul is sent ttl/2 and doubles it)",
             "zookeeper": " (the ZooKeeper session, as the server negotiates it)",
             "kubernetes": " (each member reckons it from when it saw the key change)",
@@ -550,10 +706,10 @@ def timing(facts: Mapping[str, str]) -> Timing:
         "every member answers it over the REST API (ha.py _handle_dcs_error)",
         failover=tuple(failover),
         reset=reset,
-    )  # fmt: skip
+    )
 
 
-FENCING = ("writes fenced by a token close it for any pause (verify --protocol lease-fencing)")
+FENCING = "writes fenced by a token close it for any pause (verify --protocol lease-fencing)"
 
 
 def advice(v: Values, facts: Mapping[str, str]) -> list[str]:
@@ -565,20 +721,31 @@ def advice(v: Values, facts: Mapping[str, str]) -> list[str]:
     said = f"watchdog.safety_margin {v['safety_margin']:g}"
     if facts.get("watchdog") == "required":
         if margin is None:
-            return [f"the required watchdog cannot cover a {v['pause']:g} s pause with ttl "
-                    f"{v['ttl']:g} and loop_wait {v['loop_wait']:g}: no safety_margin both "
-                    "stops the node in time and stays within ttl - loop_wait; " + FENCING]  # fmt: skip
-        return [f"{said} is too small for the stated pause: raise it to at least {margin} (its "
-                f"timeout, ttl - {margin} = {v['ttl'] - margin:g} s, stays at least loop_wait); "
-                + FENCING]  # fmt: skip
+            return [
+                f"the required watchdog cannot cover a {v['pause']:g} s pause with ttl "
+                f"{v['ttl']:g} and loop_wait {v['loop_wait']:g}: no safety_margin both "
+                "stops the node in time and stays within ttl - loop_wait; " + FENCING
+            ]
+        return [
+            f"{said} is too small for the stated pause: raise it to at least {margin} (its "
+            f"timeout, ttl - {margin} = {v['ttl'] - margin:g} s, stays at least loop_wait); "
+            + FENCING
+        ]
     mode = facts.get("watchdog", "automatic")
-    why = ("automatic uses /dev/watchdog only if the host has it, which the file cannot tell"
-           if mode == "automatic" else f"it is {mode}")  # fmt: skip
+    why = (
+        "automatic uses /dev/watchdog only if the host has it, which the file cannot tell"
+        if mode == "automatic"
+        else f"it is {mode}"
+    )
     if margin is None:
-        return [f"the watchdog ({why}) could not cover a {v['pause']:g} s pause with these "
-                "timings either; " + FENCING]  # fmt: skip
-    return [f"set watchdog: {{mode: required, safety_margin: {margin}}} ({why}; required makes "
-            "Patroni refuse to lead without it); " + FENCING]  # fmt: skip
+        return [
+            f"the watchdog ({why}) could not cover a {v['pause']:g} s pause with these "
+            "timings either; " + FENCING
+        ]
+    return [
+        f"set watchdog: {{mode: required, safety_margin: {margin}}} ({why}; required makes "
+        "Patroni refuse to lead without it); " + FENCING
+    ]
 
 
 def least_margin(v: Values) -> int | None:
@@ -595,12 +762,18 @@ def least_margin(v: Values) -> int | None:
 
 
 LIKE = {
-    "ttl": "ttl", "loopwait": "loop_wait", "retrytimeout": "retry_timeout",
-    "maximumlagonfailover": "maximum_lag_on_failover", "synchronousmode": "synchronous_mode",
-    "failsafemode": "failsafe_mode", "primarystarttimeout": "primary_start_timeout",
-    "masterstarttimeout": "primary_start_timeout", "safetymargin": "safety_margin",
-    "leaderleasedurationseconds": "ttl", "syncperiodseconds": "loop_wait",
-}  # fmt: skip
+    "ttl": "ttl",
+    "loopwait": "loop_wait",
+    "retrytimeout": "retry_timeout",
+    "maximumlagonfailover": "maximum_lag_on_failover",
+    "synchronousmode": "synchronous_mode",
+    "failsafemode": "failsafe_mode",
+    "primarystarttimeout": "primary_start_timeout",
+    "masterstarttimeout": "primary_start_timeout",
+    "safetymargin": "safety_margin",
+    "leaderleasedurationseconds": "ttl",
+    "syncperiodseconds": "loop_wait",
+}
 
 SYSTEM = System(
     name="patroni",

@@ -26,8 +26,7 @@ from leadercheck.checker.config.systems.base import Elector, System, Term, Timin
 from leadercheck.checker.errors import LeadercheckError
 
 NODE_REDLOCK = "node-redlock's"
-SETTINGS = ("driftFactor", "retryCount", "retryDelay", "retryJitter",
-            "automaticExtensionThreshold")  # fmt: skip
+SETTINGS = ("driftFactor", "retryCount", "retryDelay", "retryJitter", "automaticExtensionThreshold")
 SLACK = 0.002  # node-redlock adds 2 ms to the drift allowance
 _CALL = re.compile(r"new\s+Redlock\s*\(\s*\[([^\]]*)\]\s*,\s*(\{.*?\})\s*\)", re.S)
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
@@ -49,8 +48,7 @@ def from_javascript(text: str, source: str) -> tuple[Document, int | None] | Non
 
 def milliseconds(value: object, knob: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise Unreadable(f"{shown(value)} is not a number of milliseconds, all node-redlock "
-                         "takes")  # fmt: skip
+        raise Unreadable(f"{shown(value)} is not a number of milliseconds, all node-redlock takes")
     if value < 0:
         raise LeadercheckError(f"{knob}: {value:g} ms must not be negative")
     return within(float(value) / 1000, knob, value)
@@ -74,15 +72,18 @@ def retries(value: object, knob: str) -> float:
 
 def recognise(doc: Document) -> bool:
     root = doc.roots[0]
-    return isinstance(root, dict) and bool(set(root) & {"driftFactor", "retryCount",
-                                                        "retryDelay", "retryJitter"})  # fmt: skip
+    return isinstance(root, dict) and bool(
+        set(root) & {"driftFactor", "retryCount", "retryDelay", "retryJitter"}
+    )
 
 
 def read(finder: Finder, client: Mapping[str, Any]) -> list[Elector]:
     return [Elector("node-redlock", read_settings(finder, client, None))]
 
 
-def read_settings(finder: Finder, client: Mapping[str, Any], clients: int | None) -> dict[str, Knob]:
+def read_settings(
+    finder: Finder, client: Mapping[str, Any], clients: int | None
+) -> dict[str, Knob]:
     def setting(name: str, label: str, parse_: Any, default: float, kind: str, of: str) -> Knob:
         return finder.knob(name, label, [Place((0, label))], parse_, default, of, kind)
 
@@ -90,26 +91,50 @@ def read_settings(finder: Finder, client: Mapping[str, Any], clients: int | None
         "drift_factor": setting("drift_factor", "driftFactor", drift, 0.01, RATE, NODE_REDLOCK),
         "retry_count": setting("retry_count", "retryCount", retries, 10, COUNT, NODE_REDLOCK),
         "retry_delay": setting("retry_delay", "retryDelay", milliseconds, 0.2, "s", NODE_REDLOCK),
-        "retry_jitter": setting("retry_jitter", "retryJitter", milliseconds, 0.1, "s",
-                                f"{NODE_REDLOCK} code (its README says 200 ms)"),
-        "extension_threshold": setting("extension_threshold", "automaticExtensionThreshold",
-                                       milliseconds, 0.5, "s", NODE_REDLOCK),
-    }  # fmt: skip
-    knobs["duration"] = _client_knob(finder, client, "duration", "the lock's duration", period,
-                                     "the lock's duration is acquire()'s argument, not a "
-                                     "setting: give leadercheck.client.duration")  # fmt: skip
+        "retry_jitter": setting(
+            "retry_jitter",
+            "retryJitter",
+            milliseconds,
+            0.1,
+            "s",
+            f"{NODE_REDLOCK} code (its README says 200 ms)",
+        ),
+        "extension_threshold": setting(
+            "extension_threshold",
+            "automaticExtensionThreshold",
+            milliseconds,
+            0.5,
+            "s",
+            NODE_REDLOCK,
+        ),
+    }
+    knobs["duration"] = _client_knob(
+        finder,
+        client,
+        "duration",
+        "the lock's duration",
+        period,
+        "the lock's duration is acquire()'s argument, not a "
+        "setting: give leadercheck.client.duration",
+    )
     masters: Knob | None = None
     found, servers = finder.get((0, "servers"))
     if found:
         if not isinstance(servers, list) or not servers:
             raise LeadercheckError(f"{finder.doc.source}: servers must be a list of Redis masters")
-        masters = Knob("masters", "masters", float(len(servers)), finder.doc.where((0, "servers")),
-                       kind=COUNT)  # fmt: skip
+        masters = Knob(
+            "masters", "masters", float(len(servers)), finder.doc.where((0, "servers")), kind=COUNT
+        )
     elif clients is not None:
-        masters = Knob("masters", "masters", float(clients), "the clients new Redlock() is given",
-                       kind=COUNT)  # fmt: skip
+        masters = Knob(
+            "masters", "masters", float(clients), "the clients new Redlock() is given", kind=COUNT
+        )
     knobs["masters"] = masters or _client_knob(
-        finder, client, "masters", "masters", _masters,
+        finder,
+        client,
+        "masters",
+        "masters",
+        _masters,
         "how many Redis masters the lock spans is the client's: give leadercheck.client.masters",
         COUNT,
     )
@@ -121,7 +146,12 @@ def _masters(value: object, knob: str) -> float:
 
 
 def _client_knob(
-    finder: Finder, client: Mapping[str, Any], key: str, label: str, parse_: Any, missing: str,
+    finder: Finder,
+    client: Mapping[str, Any],
+    key: str,
+    label: str,
+    parse_: Any,
+    missing: str,
     kind: str = "s",
 ) -> Knob:
     if key in client:
@@ -131,16 +161,20 @@ def _client_knob(
 
 def _majority(k: Values, facts: Mapping[str, str]) -> str | None:
     if k["masters"] < 3:
-        return (f"Redlock: {k['masters']:g} master(s); a majority of independent masters needs "
-                "3 or more (the algorithm's description uses 5)")  # fmt: skip
+        return (
+            f"Redlock: {k['masters']:g} master(s); a majority of independent masters needs "
+            "3 or more (the algorithm's description uses 5)"
+        )
     return None
 
 
 def _validity(k: Values, facts: Mapping[str, str]) -> str | None:
     allowance = k["duration"] * k["drift_factor"] + SLACK
     if allowance >= k["duration"]:
-        return (f"Redlock: the duration ({k['duration'] * 1000:g} ms) leaves no validity after "
-                f"the clock drift allowance ({allowance * 1000:g} ms)")  # fmt: skip
+        return (
+            f"Redlock: the duration ({k['duration'] * 1000:g} ms) leaves no validity after "
+            f"the clock drift allowance ({allowance * 1000:g} ms)"
+        )
     return None
 
 
@@ -162,12 +196,19 @@ def timing(facts: Mapping[str, str]) -> Timing:
     )
 
 
-LIKE = {normal: name for normal, name in (
-    ("driftfactor", "drift_factor"), ("retrycount", "retry_count"),
-    ("retrydelay", "retry_delay"), ("retryjitter", "retry_jitter"),
-    ("automaticextensionthreshold", "extension_threshold"), ("ttl", "duration"),
-    ("duration", "duration"), ("masters", "masters"),
-)}  # fmt: skip
+LIKE = {
+    normal: name
+    for normal, name in (
+        ("driftfactor", "drift_factor"),
+        ("retrycount", "retry_count"),
+        ("retrydelay", "retry_delay"),
+        ("retryjitter", "retry_jitter"),
+        ("automaticextensionthreshold", "extension_threshold"),
+        ("ttl", "duration"),
+        ("duration", "duration"),
+        ("masters", "masters"),
+    )
+}
 
 SYSTEM = System(
     name="redlock",

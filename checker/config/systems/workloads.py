@@ -52,8 +52,13 @@ def program_of(container: Mapping[str, Any]) -> str:
     """The program a container runs: its command's first word (through `sh -c "exec prog
     ..."`), else its image's name."""
     command = container.get("command")
-    words = ([str(c) for c in command] if isinstance(command, list) else
-             [str(command)] if isinstance(command, str) else [])  # fmt: skip
+    words = (
+        [str(c) for c in command]
+        if isinstance(command, list)
+        else [str(command)]
+        if isinstance(command, str)
+        else []
+    )
     if words and words[0].split():
         first = words[0].split()[0].rsplit("/", 1)[-1]
         if first in SHELLS:
@@ -66,7 +71,7 @@ def program_of(container: Mapping[str, Any]) -> str:
                 tokens = script.split()
             tokens = [t for t in tokens if t.strip()]
             if "exec" in tokens:  # the program the script ends in
-                after = tokens[len(tokens) - tokens[::-1].index("exec"):]
+                after = tokens[len(tokens) - tokens[::-1].index("exec") :]
                 tokens = after or tokens
             runs = [t for t in tokens if not t.startswith("-") and "=" not in t]
             if runs and runs[0].rsplit("/", 1)[-1] == "hyperkube" and len(runs) > 1:

@@ -44,12 +44,15 @@ def milliseconds(value: object, knob: str) -> float:
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         else:
-            raise Unreadable(f"{shown(value)} is not a whole number of milliseconds, all "
-                             "ZooKeeper reads")  # fmt: skip
+            raise Unreadable(
+                f"{shown(value)} is not a whole number of milliseconds, all ZooKeeper reads"
+            )
     text = str(value).strip()
     if not (text.lstrip("-").isdigit() and text.isascii()):
-        raise Unreadable(f"{shown(value)} is not a whole number of milliseconds "
-                         "(ZooKeeper reads the rest of the line whole, with Integer.parseInt)")  # fmt: skip
+        raise Unreadable(
+            f"{shown(value)} is not a whole number of milliseconds "
+            "(ZooKeeper reads the rest of the line whole, with Integer.parseInt)"
+        )
     number = int(text)
     if len(text) > 11 or not -(2**31) <= number < 2**31:
         raise LeadercheckError(f"{knob}: {text} is beyond a Java int")
@@ -66,7 +69,8 @@ def recognise(doc: Document) -> bool:
     if doc.format == "properties":
         return "tickTime" in keys or {"clientPort", "dataDir"} <= keys
     return "tickTime" in keys or (
-        "configuration" in keys and isinstance(root.get("configuration"), str)
+        "configuration" in keys
+        and isinstance(root.get("configuration"), str)
         and "tickTime" in root["configuration"]
     )
 
@@ -77,8 +81,10 @@ def read(finder: Finder, client: Mapping[str, Any]) -> list[Elector]:
     if doc.format == "yaml" and found and isinstance(embedded, str) and embedded.strip():
         # a chart's `configuration:` is rendered as zoo.cfg whole: it replaces the values
         inner = Finder(parse(embedded, f"{doc.source} (its configuration)"))
-        finder.notes.append("configuration (the zoo.cfg the chart renders whole) is what the "
-                            "server reads; the chart's other values are not used")  # fmt: skip
+        finder.notes.append(
+            "configuration (the zoo.cfg the chart renders whole) is what the "
+            "server reads; the chart's other values are not used"
+        )
         knobs = _server(inner)
         finder.notes.extend(inner.notes)
     else:
@@ -94,11 +100,14 @@ def read(finder: Finder, client: Mapping[str, Any]) -> list[Elector]:
 
 
 def _server(finder: Finder) -> dict[str, Knob]:
-    tick = finder.knob("tick_time", "tickTime", [Place((0, "tickTime"))], milliseconds, 3.0,
-                       "ZooKeeper's")  # fmt: skip
+    tick = finder.knob(
+        "tick_time", "tickTime", [Place((0, "tickTime"))], milliseconds, 3.0, "ZooKeeper's"
+    )
     knobs = {"tick_time": tick}
-    for name, label, ticks in (("min_session_timeout", "minSessionTimeout", 2),
-                               ("max_session_timeout", "maxSessionTimeout", 20)):  # fmt: skip
+    for name, label, ticks in (
+        ("min_session_timeout", "minSessionTimeout", 2),
+        ("max_session_timeout", "maxSessionTimeout", 20),
+    ):
         knob = finder.knob(name, label, [Place((0, label))], milliseconds, -MS, "ZooKeeper's")
         if knob.value == -MS:  # absent or -1: the server's default, in ticks
             value = None if tick.value is None else ticks * tick.value
@@ -111,11 +120,22 @@ def _server(finder: Finder) -> dict[str, Knob]:
 def _client(finder: Finder, client: Mapping[str, Any]) -> dict[str, Knob]:
     if "session_timeout" in client:
         value = client["session_timeout"]
-        knob = finder.parsed("session_timeout", "the client's session timeout", value,
-                             "leadercheck.client.session_timeout", _seconds, "s")  # fmt: skip
+        knob = finder.parsed(
+            "session_timeout",
+            "the client's session timeout",
+            value,
+            "leadercheck.client.session_timeout",
+            _seconds,
+            "s",
+        )
     else:
-        knob = Knob("session_timeout", "the client's session timeout", 60.0,
-                    f"{CURATOR} default (CuratorFrameworkFactory)", True)  # fmt: skip
+        knob = Knob(
+            "session_timeout",
+            "the client's session timeout",
+            60.0,
+            f"{CURATOR} default (CuratorFrameworkFactory)",
+            True,
+        )
     return {"session_timeout": knob}
 
 
@@ -130,11 +150,15 @@ def effective(values: dict[str, float], facts: Mapping[str, str]) -> list[str]:
     granted = min(max(asked, low), high)
     values["session_timeout"] = granted
     if granted < asked:
-        return [f"the client asks a {asked:g} s session; the server grants {granted:g} s, its "
-                f"maxSessionTimeout: to grant more, raise maxSessionTimeout"]  # fmt: skip
+        return [
+            f"the client asks a {asked:g} s session; the server grants {granted:g} s, its "
+            f"maxSessionTimeout: to grant more, raise maxSessionTimeout"
+        ]
     if granted > asked:
-        return [f"the client asks a {asked:g} s session; the server grants {granted:g} s, its "
-                f"minSessionTimeout"]  # fmt: skip
+        return [
+            f"the client asks a {asked:g} s session; the server grants {granted:g} s, its "
+            f"minSessionTimeout"
+        ]
     return []
 
 
@@ -147,8 +171,10 @@ def _tick(k: Values, facts: Mapping[str, str]) -> str | None:
 def _bounds(k: Values, facts: Mapping[str, str]) -> str | None:
     low, high = k["min_session_timeout"], k["max_session_timeout"]
     if low > high:
-        return (f"ZooKeeper: minSessionTimeout ({low * 1000:g} ms) is above maxSessionTimeout "
-                f"({high * 1000:g} ms): the server refuses to start")  # fmt: skip
+        return (
+            f"ZooKeeper: minSessionTimeout ({low * 1000:g} ms) is above maxSessionTimeout "
+            f"({high * 1000:g} ms): the server refuses to start"
+        )
     return None
 
 
@@ -168,10 +194,13 @@ def timing(facts: Mapping[str, str]) -> Timing:
         believes=lambda v: v["session_timeout"] * (2 / 3 + lost) + v["dcs_latency"],
         believes_why=(
             "2/3 of the negotiated session and a further one until Curator's LOST (the session "
-            "error policy), from the last answer" if session else
-            "2/3 of the negotiated session (the client's read timeout; Curator's default policy "
+            "error policy), from the last answer"
+            if session
+            else "2/3 of the negotiated session (the client's read timeout; Curator's default "
+            "policy "
             "gives up leadership when SUSPENDED), from the last answer"
-        ) + ", which comes up to the store latency after the server's touch",
+        )
+        + ", which comes up to the store latency after the server's touch",
         store_ttl=lambda v: v["session_timeout"],
         store_ttl_why="the server expires the session the negotiated timeout after its last "
         "touch (rounded up to a tick)",
@@ -218,7 +247,9 @@ SYSTEM = System(
     effective=effective,
     rules=(_tick, _bounds),
     timing=timing,
-    limits=(lambda v: v["session_timeout"] <= v["max_session_timeout"],
-            lambda v: v["session_timeout"] >= v["min_session_timeout"]),
+    limits=(
+        lambda v: v["session_timeout"] <= v["max_session_timeout"],
+        lambda v: v["session_timeout"] >= v["min_session_timeout"],
+    ),
     units={"session_timeout": 0.001},
 )
