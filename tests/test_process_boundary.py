@@ -121,7 +121,11 @@ def _ends_as_a_model_error(done: subprocess.CompletedProcess[str], what: str) ->
         assert done.stdout.strip() == "" or json.loads(done.stdout)
 
 
-@pytest.mark.parametrize("act", list(EXITS))
+@pytest.mark.parametrize(
+    "act",  # one exit and one raise in the default set; the rest in the slow one
+    [a if a in ("sys.exit(1)", "raise ValueError") else pytest.param(a, marks=pytest.mark.slow)
+     for a in EXITS],
+)
 def test_a_model_that_exits_at_import_is_a_model_error(act: str, tmp_path: Path) -> None:
     model = _model(tmp_path, "import", EXITS[act])
     for command in ("check --json", "gate"):
@@ -131,8 +135,15 @@ def test_a_model_that_exits_at_import_is_a_model_error(act: str, tmp_path: Path)
     _ends_as_a_model_error(listed, f"{act} at import, --list")
 
 
-@pytest.mark.parametrize("where", ["builder", "initial_states", "successors", "claim"])
-@pytest.mark.parametrize("act", ["sys.exit(0)", "os._exit(0)", "raise KeyboardInterrupt"])
+HOOKS = ["builder", "initial_states", "successors", "claim"]
+HOOK_ACTS = ["sys.exit(0)", "os._exit(0)", "raise KeyboardInterrupt"]
+
+
+@pytest.mark.parametrize(
+    ("where", "act"),  # every hook and every act in the default set, each pair in the slow one
+    [(w, a) if (i - j) % len(HOOK_ACTS) == 0 else pytest.param(w, a, marks=pytest.mark.slow)
+     for i, w in enumerate(HOOKS) for j, a in enumerate(HOOK_ACTS)],
+)
 def test_a_model_that_exits_in_a_hook_is_a_model_error(
     where: str, act: str, tmp_path: Path
 ) -> None:
@@ -145,7 +156,11 @@ def test_a_model_that_exits_in_a_hook_is_a_model_error(
     _ends_as_a_model_error(gate, f"{act} in {where}, --all")
 
 
-@pytest.mark.parametrize("command", ["check --json", "gate --json", "workers"])
+@pytest.mark.parametrize(
+    "command",
+    ["check --json",
+     *(pytest.param(c, marks=pytest.mark.slow) for c in ("gate --json", "workers"))],
+)
 def test_what_a_model_prints_never_reaches_stdout(command: str, tmp_path: Path) -> None:
     for where in WHERES:
         model = _model(tmp_path, where, PRINTS)
@@ -194,7 +209,9 @@ def test_ctrl_c_twice_still_ends_in_3(tmp_path: Path) -> None:
     assert "INCOMPLETE" in done.stdout
 
 
-@pytest.mark.parametrize("where", ["import", "successors", "claim"])
+@pytest.mark.parametrize(
+    "where", ["successors", *(pytest.param(w, marks=pytest.mark.slow) for w in ("import", "claim"))]
+)
 def test_a_model_that_loops_is_stopped_by_ctrl_c_with_exit_3(where: str, tmp_path: Path) -> None:
     """A loop is no error `verify` can see; the user's Ctrl-C ends it in 3, one line."""
     model = _model(tmp_path, where, "while True: pass")

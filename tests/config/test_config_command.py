@@ -160,6 +160,7 @@ def test_the_gate_lists_the_files_it_cannot_judge_with_why(tmp_path: Path) -> No
     assert "nothing to judge" in result.output and result.output.count("\n") == 1
 
 
+@pytest.mark.slow  # .ci/run gates examples/configs itself, with verify config --all
 def test_the_examples_directory_gates_clean(tmp_path: Path) -> None:
     """examples/configs, as CI gates it: every system, each verdict as its file expects."""
     result = verify("config", "--all", ROOT / "examples" / "configs", "--out", tmp_path)
@@ -199,12 +200,19 @@ def test_a_hostile_file_is_one_line_exit_2(tmp_path: Path, text: str, said: str)
     ]
     assert said in result.output and len(result.output) < 400
     assert not out.exists()
+
+
+def test_a_gate_lists_every_hostile_file_and_judges_the_rest(tmp_path: Path) -> None:
     gate = tmp_path / "gate"
     gate.mkdir()
-    shutil.copy(config, gate / "hostile.yml")
+    for k, (text, _) in enumerate(HOSTILE):
+        (gate / f"hostile{k}.yml").write_text(text)
     shutil.copy(ROOT / "examples" / "configs" / "zoo.cfg", gate / "zoo.cfg")
-    result = verify("config", "--all", gate, "--out", out)
-    assert result.exit_code == 3 and "SKIP" in result.output and "Traceback" not in result.output
+    result = verify("config", "--all", gate, "--out", tmp_path / "out")
+    assert result.exit_code == 3, result.output[-500:]
+    skipped = [ln for ln in result.output.splitlines() if ln.startswith("SKIP")]
+    assert len(skipped) == len(HOSTILE) and all(len(ln) < 400 for ln in skipped)
+    assert "Traceback" not in result.output and "zoo.cfg stale-leader" in result.output
 
 
 BAD = [

@@ -248,7 +248,7 @@ def test_every_verdict_names_the_defaults_it_rests_on() -> None:
 # -- remedies meet the system's own rules -------------------------------------------------------
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     lease=st.integers(3, 40),
     renew=st.integers(2, 30),
@@ -280,7 +280,7 @@ def test_a_suggested_k8s_value_is_one_client_go_accepts(
             assert moved["lease_duration"] == int(moved["lease_duration"]), line
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     ttl=st.integers(20, 60),
     loop=st.integers(1, 15),
@@ -353,8 +353,8 @@ def _agrees(lease: float, renew: float, retry: float, drift: float, pause: float
         assert finding.run.outcome.verdict is expected, point
 
 
-def _grid(drifts: tuple[float, ...], offsets: tuple[float, ...]) -> None:
-    for lease in (15.0, 22.0, 30.0):
+def _grid(drifts: tuple[float, ...], offsets: tuple[float, ...], leases: tuple[float, ...]) -> None:
+    for lease in leases:
         for renew, retry in ((2.0, 1.0), (10.0, 2.0), (10.0, 2.5), (7.5, 3.0)):
             for drift in drifts:
                 edge = lease - (renew + retry) * (1 + drift)
@@ -365,17 +365,23 @@ def _grid(drifts: tuple[float, ...], offsets: tuple[float, ...]) -> None:
 def test_stale_leader_agrees_with_the_z3_region_on_a_grid() -> None:
     """Every point of a grid on and beside the region's edge: the model's verdict is z3's
     (the drift-free edge is exact in half seconds; beside it, a drift too)."""
-    _grid((0.0,), (-1.0, -0.5, 0.0, 0.5, 1.0))
-    _grid((0.01,), (-1.0, 1.0))
+    _grid((0.0,), (-1.0, -0.5, 0.0, 0.5, 1.0), (22.0,))
+    _grid((0.01,), (-1.0, 1.0), (15.0,))
+
+
+@pytest.mark.slow
+def test_stale_leader_agrees_with_the_z3_region_on_a_wider_grid() -> None:
+    _grid((0.0,), (-1.0, -0.5, 0.0, 0.5, 1.0), (15.0, 22.0, 30.0))
+    _grid((0.01,), (-1.0, 1.0), (15.0, 22.0, 30.0))
 
 
 @pytest.mark.slow
 def test_stale_leader_agrees_with_the_z3_region_at_the_drifted_edge() -> None:
     """On the edge with a 1% drift, where the margin needs hundredths of a second."""
-    _grid((0.01,), (-0.5, 0.0, 0.5))
+    _grid((0.01,), (-0.5, 0.0, 0.5), (15.0, 22.0, 30.0))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     lease=st.integers(2, 30),
     retry=st.integers(1, 12),

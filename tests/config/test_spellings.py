@@ -10,12 +10,24 @@ import pytest
 from leadercheck.checker.config.judge import judge
 from leadercheck.checker.config.knobs import read_configurations
 
+_JUDGED: dict[object, dict[str, str]] = {}
+
 
 def verdicts(text: str) -> list[dict[str, str]]:
-    return [
-        {f.claim: f.verdict for f in judge(c).findings}
-        for c in read_configurations(text, "spelled")
-    ]
+    """Each election's verdicts. A verdict is a function of what the judge reads (the values
+    as the system runs them, the facts, the environment): elections that read the same are
+    judged once, so every spelling is compared and each distinct one searched."""
+    found = []
+    for config in read_configurations(text, "spelled"):
+        key = (
+            tuple(sorted(config.values.items())),
+            tuple(sorted(config.facts.items())),
+            config.environment,
+        )
+        if key not in _JUDGED:
+            _JUDGED[key] = {f.claim: f.verdict for f in judge(config).findings}
+        found.append(_JUDGED[key])
+    return found
 
 
 def k8s_spellings(lease: str, renew: str, retry: str) -> dict[str, str]:
