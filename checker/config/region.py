@@ -55,13 +55,21 @@ def stale_leader_region(
     knobs = [k for k in dict.fromkeys(knobs) if k not in FIXED] + ["pause"]
     system = SYSTEMS[config.system]
     ranges = knob_ranges(result.problem, result.region, parameters, values, knobs, system.limits)
-    labels = {n: k.label for n, k in config.knobs.items()}
+    labels = {n: system.moved.get(n, k.label) for n, k in config.knobs.items()}
     lease = timing.believes(values) * (1 + values["clock_drift"])
     total = lease + values["pause"]
     ttl = timing.store_ttl(values)
     sign = "<=" if total <= ttl else ">"
     here = f"{_n(lease)} + {_n(values['pause'])} = {_n(total)} {sign} {_n(ttl)}"
-    moves = tuple(_move(r, labels.get(r.knob, r.knob), system.units.get(r.knob)) for r in ranges)
+    moves = tuple(
+        _move(r, labels.get(r.knob, r.knob), system.units.get(r.knob))
+        + (
+            system.moves_too(r.knob, float(r.low), values)
+            if system.moves_too and r.low is not None and r.value < r.low and _move(r, "", None)
+            else ""
+        )
+        for r in ranges
+    )
     return Region(result.text, here, tuple(ranges), moves, sign == "<=")
 
 

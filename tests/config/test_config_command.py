@@ -179,10 +179,19 @@ HOSTILE = [
         "bootstrap:\n  dcs:\n    ttl: 30\n    loop_wait: 10\n    ttl: 5\n",
         "bootstrap.dcs.ttl is set twice (line 3 and line 5)",
     ),
-    ("bootstrap:\n  dcs:\n    ttl: '" + "x" * 900_000 + "'\n", "a template" if False else "ttl"),
+    ("bootstrap:\n  dcs:\n    ttl: '" + "x" * 900_000 + "'\n", "a value of 900,000 characters"),
     (
-        "leadercheck:\n  environment:\n    pause: *a\n" + LAUGHS.replace("bootstrap", "b"),
-        "does not parse as YAML",
+        LAUGHS.replace(
+            "bootstrap:\n  dcs:\n    ttl: *i",
+            "bootstrap: {}\nleadercheck:\n  environment:\n    pause: *i",
+        ),
+        "more than 200,000 values once its aliases are expanded",
+    ),
+    (
+        LAUGHS.replace(
+            "bootstrap:\n  dcs:\n    ttl: *i", "bootstrap: {}\nleadercheck:\n  expect: *i"
+        ),
+        "more than 200,000 values once its aliases are expanded",
     ),
     ("bootstrap: {}\nleadercheck:\n  expect: " + "[" * 5000, "nested deeper than 64 levels"),
 ]

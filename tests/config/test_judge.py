@@ -418,3 +418,14 @@ def test_rounding_never_flatters(seconds: list[float], harmful: list[bool]) -> N
             else:
                 assert against[name] * tick <= d.seconds + 1e-6 <= kind[name] * tick + 2e-6
         assert math.isfinite(tick) and tick > 0
+
+
+def test_a_longer_zookeeper_session_names_the_cap_to_raise_too() -> None:
+    """The session a client gets is its ask clamped to maxSessionTimeout: a suggestion to
+    lengthen it says that the cap must move too."""
+    from leadercheck.checker.app.config import _regions
+
+    j = judged("tickTime=2000\n# leadercheck.client.session_timeout=60s\n", pause=20.0)
+    lines = _regions(j)[STALE]
+    raise_ = [ln for ln in lines if "raise the session the server grants" in ln]
+    assert raise_ and "raise it to at least 62771 ms too" in raise_[0]

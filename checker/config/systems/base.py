@@ -112,6 +112,10 @@ class System:
     advice: Callable[[Values, Mapping[str, str]], list[str]] | None = None  # stale-leader's
     limits: tuple[Formula, ...] = ()  # its rules as conditions a suggested value must meet
     units: Mapping[str, float] = field(default_factory=dict)  # a knob's step (Patroni: 1 s)
+    # what else must move for a knob to take a suggested value (ZooKeeper's cap on a session)
+    moves_too: Callable[[str, float, Values], str] | None = None
+    moved: Mapping[str, str] = field(default_factory=dict)  # a knob's name where a value it
+    # runs with is not the file's (ZooKeeper's granted session, not the client's ask)
 
 
 def unchanged(values: dict[str, float], facts: Mapping[str, str]) -> list[str]:

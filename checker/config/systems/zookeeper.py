@@ -24,6 +24,7 @@ a client asks for, as apache/zookeeper and apache/curator handle them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -247,9 +248,12 @@ SYSTEM = System(
     effective=effective,
     rules=(_tick, _bounds),
     timing=timing,
-    limits=(
-        lambda v: v["session_timeout"] <= v["max_session_timeout"],
-        lambda v: v["session_timeout"] >= v["min_session_timeout"],
+    moved={"session_timeout": "the session the server grants (the client's ask within [min, max])"},
+    moves_too=lambda knob, value, v: (
+        f" (the server grants at most maxSessionTimeout, {float(v['max_session_timeout']):g} s: "
+        f"raise it to at least {math.ceil(value * 1000)} ms too)"
+        if knob == "session_timeout" and value > v["max_session_timeout"]
+        else ""
     ),
     units={"session_timeout": 0.001},
 )
