@@ -28,6 +28,7 @@ from leadercheck.checker.config.environment import Environment, environment_from
 from leadercheck.checker.config.reading import Finder, Knob, unread
 from leadercheck.checker.config.systems import SYSTEMS
 from leadercheck.checker.config.systems import redlock as redlock_system
+from leadercheck.checker.config.systems.base import Elector
 from leadercheck.checker.errors import LeadercheckError
 
 CONFIG_LIMIT = 1 << 20  # a configuration file is kilobytes; more is not one
@@ -92,9 +93,7 @@ def read_configurations(text: str, source: str, system: str | None = None) -> li
     if "program" in section:
         client = {**client, "program": section["program"]}
     finder = Finder(doc)
-    if javascript is not None:
-        from leadercheck.checker.config.systems.base import Elector  # noqa: PLC0415
-
+    if javascript is not None:  # the README's `new Redlock([clients], {settings})`
         electors = [Elector("node-redlock", redlock_system.read_settings(finder, client, clients))]
     else:
         electors = spec.read(finder, client)
@@ -107,7 +106,7 @@ def read_configurations(text: str, source: str, system: str | None = None) -> li
     unseen = unread(doc, finder.looked, spec.like, skip=(SECTION_NAME,))
     notes = list(dict.fromkeys(finder.notes))
     notes += [
-        f"{where} is set twice (lines {' and '.join(map(str, lines))}); the last is kept"
+        f"{where} is set twice{_lines(lines)}; the last is kept"
         for where, lines in _twice(doc, finder)
     ]
     configs = []
@@ -196,6 +195,11 @@ def _embedded(
                 )
             )
     return configs or None
+
+
+def _lines(lines: tuple[int | None, ...]) -> str:
+    known = [str(n) for n in lines if n is not None]
+    return f" (lines {' and '.join(known)})" if known else ""
 
 
 def _twice(doc: Document, finder: Finder) -> list[tuple[str, tuple[int | None, ...]]]:
