@@ -52,8 +52,10 @@ def _environment_options() -> list[click.Option]:
         "pause": "Longest process pause (GC, VM stall), e.g. 10s [default 10 s].",
         "clock_drift": "Clock drift rate between nodes, e.g. 0.01 or 1% [default 1%].",
         "network_delay": "Longest one-way network delay, e.g. 500ms [default 0.5 s].",
-        "dcs_latency": "Longest request to the store (DCS) [default 0.5 s].",
-        "partition": "Longest network partition [default 60 s].",
+        "dcs_latency": "Longest request to the store (DCS, API server) and its answer "
+        "[default 0.5 s].",
+        "partition": "Longest the store may be out of a node's reach: a partition from it, "
+        "or its outage [default 60 s].",
     }
     return [
         Once([f"--{name.replace('_', '-')}", name], metavar="VALUE", help=helps[name])

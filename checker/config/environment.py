@@ -23,7 +23,7 @@ class Environment:
     clock_drift: float = 0.01  # how far one clock may run from another, as a rate (1%)
     network_delay: float = 0.5  # the longest one-way delay between a node and its peers
     dcs_latency: float = 0.5  # the longest a request to the store (DCS, etcd, ZooKeeper) takes
-    partition: float = 60.0  # the longest a network partition lasts
+    partition: float = 60.0  # the longest the store is out of a node's reach (cut, or outage)
 
     def lines(self) -> list[str]:
         return [
@@ -31,7 +31,7 @@ class Environment:
             f"clock drift {self.clock_drift:.2%}",
             f"network delay up to {self.network_delay:g} s",
             f"store latency up to {self.dcs_latency:g} s",
-            f"partitions up to {self.partition:g} s",
+            f"the store out of reach up to {self.partition:g} s",
         ]
 
 
