@@ -4,30 +4,55 @@ Nothing in this package knows about leader election; it sees a `Model`, a list o
 `Property` objects and returns a `CheckResult`. What a user's own model needs is
 exported here: the model interface and the kinds of action, every kind of claim,
 `check`, and `write_counterexamples` to write a result's traces as `verify` does.
+
+The exports load on first use (PEP 562), so importing a module of the package (the
+`verify` launcher, which must take Ctrl-C before anything heavy loads) costs nothing more.
 """
 
-from leadercheck.checker.errors import LeadercheckError, ModelError
-from leadercheck.checker.model import FAULT, RECOVERY, STEP, TICK, Action, Model
-from leadercheck.checker.properties import (
-    Kind,
-    Property,
-    always,
-    eventually,
-    eventually_always,
-    leads_to,
-    sometimes,
-)
-from leadercheck.checker.render.files import write_counterexamples
-from leadercheck.checker.result import (
-    CheckResult,
-    EndReason,
-    Progress,
-    PropertyResult,
-    Stats,
-    Verdict,
-)
-from leadercheck.checker.search import check
-from leadercheck.checker.trace import Step, Trace
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from leadercheck.checker.errors import LeadercheckError, ModelError
+    from leadercheck.checker.model import FAULT, RECOVERY, STEP, TICK, Action, Model
+    from leadercheck.checker.properties import (
+        Kind,
+        Property,
+        always,
+        eventually,
+        eventually_always,
+        leads_to,
+        sometimes,
+    )
+    from leadercheck.checker.render.files import write_counterexamples
+    from leadercheck.checker.result import (
+        CheckResult,
+        EndReason,
+        Progress,
+        PropertyResult,
+        Stats,
+        Verdict,
+    )
+    from leadercheck.checker.search import check
+    from leadercheck.checker.trace import Step, Trace
+
+_WHERE = {
+    "leadercheck.checker.errors": ("LeadercheckError", "ModelError"),
+    "leadercheck.checker.model": ("FAULT", "RECOVERY", "STEP", "TICK", "Action", "Model"),
+    "leadercheck.checker.properties": (
+        "Kind", "Property", "always", "eventually", "eventually_always", "leads_to",
+        "sometimes",
+    ),
+    "leadercheck.checker.render.files": ("write_counterexamples",),
+    "leadercheck.checker.result": (
+        "CheckResult", "EndReason", "Progress", "PropertyResult", "Stats", "Verdict",
+    ),
+    "leadercheck.checker.search": ("check",),
+    "leadercheck.checker.trace": ("Step", "Trace"),
+}  # fmt: skip
+_MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
 
 __all__ = [
     "FAULT",
@@ -56,3 +81,17 @@ __all__ = [
     "sometimes",
     "write_counterexamples",
 ]
+assert sorted(__all__) == sorted(_MODULE_OF)
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'leadercheck.checker' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -42,4 +43,8 @@ def pin_hashing(argv: list[str]) -> None:
     command = [*no_aslr_prefix(), sys.executable, "-m", "leadercheck.checker.app", *argv]
     sys.stdout.flush()
     sys.stderr.flush()
+    # an ignored signal stays ignored across exec (a caught one would fall back to its
+    # default and kill the new process while Python starts): the launcher takes them again
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_IGN)
     os.execvpe(command[0], command, env)

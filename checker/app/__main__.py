@@ -1,5 +1,5 @@
-"""`python -m leadercheck.checker.app`: the `verify` command."""
+"""`python -m leadercheck.checker.app`: the `verify` command, its stop signals taken first."""
 
-from leadercheck.checker.app.main import main
+from leadercheck.checker.app.launch import main
 
 main()
