@@ -38,6 +38,7 @@ def refused(result: Result, message: str) -> None:
         (["--nodes", "\uff13"], "--nodes \uff13: give a whole number in digits 0-9"),
         (["--max-states", "1_000"], "--max-states 1_000: give a whole number in digits 0-9"),
         (["--max-states", "0"], "--max-states 0: give 1 or more"),
+        (["--max-states", "9" * 23], "--max-states 99999999999999999999999: too large (at most"),
         (["--workers", "\u0662"], "--workers \u0662: give a whole number"),
         (["--checkpoint", "c", "--checkpoint-every", "nan"], "--checkpoint-every nan: give a"),
         (["--checkpoint-every", "5"], "--checkpoint-every goes with --checkpoint DIR"),
@@ -53,6 +54,17 @@ def test_bad_arguments_are_one_line_and_exit_2(
     out = tmp_path / "out"
     refused(verify("--protocol", "lease-fencing", *args, "--out", str(out)), message)
     assert not out.exists()
+
+
+@pytest.mark.parametrize("command", [["config", "--all"], ["explore"], ["replay"]])
+def test_debug_is_taken_by_every_command_never_refused_as_unknown(
+    command: list[str], tmp_path: Path
+) -> None:
+    """`--debug` shows the traceback of a failure on every command; it is never itself the
+    failure (a subcommand once refused it and printed a traceback all the same)."""
+    result = verify(*command, str(tmp_path / "missing"), "--debug")
+    assert result.exit_code == 2
+    assert "No such option" not in result.output
 
 
 def test_a_junit_directory_is_refused_before_the_gate(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from leadercheck.checker import files
 from leadercheck.checker.errors import LeadercheckError
 
 _COUNT = re.compile(r"[0-9]{1,18}")
+_DIGITS = re.compile(r"[0-9]+")
 _DECIMAL = re.compile(r"[0-9]{1,12}(\.[0-9]{1,9})?|\.[0-9]{1,9}")
 
 
@@ -35,8 +36,11 @@ class Count(click.ParamType):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         if isinstance(value, int):
             number = value
+        elif _DIGITS.fullmatch(str(value)) and not _COUNT.fullmatch(str(value)):
+            self.fail(f"{str(value)[:30]}{'...' if len(str(value)) > 30 else ''}: too large "
+                      f"(at most 18 digits)", param, ctx)  # fmt: skip
         elif not _COUNT.fullmatch(str(value)):
-            self.fail(f"{value}: give a whole number in digits 0-9", param, ctx)
+            self.fail(f"{str(value)[:30]}: give a whole number in digits 0-9", param, ctx)
         else:
             number = int(value)
         if number < self.low or (self.high is not None and number > self.high):

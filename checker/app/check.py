@@ -134,7 +134,11 @@ OPTIONS = (
 
 
 def exit_code(result: CheckResult) -> int:
-    """The verdict's exit code; a run stopped by Ctrl-C is incomplete (3), whatever it found."""
+    """The verdict's exit code, the one the report's `verdict:` line states: a violation
+    found and replayed is VIOLATED (1) even when Ctrl-C cut its shortening short (its trace is
+    as found); otherwise a run stopped by Ctrl-C is incomplete (3)."""
+    if result.verdict is Verdict.VIOLATED:
+        return EXIT[Verdict.VIOLATED]
     return INCOMPLETE if result.end is EndReason.INTERRUPTED else EXIT[result.verdict]
 
 

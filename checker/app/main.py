@@ -59,6 +59,7 @@ class VerifyGroup(click.Group):
     ) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
         debug = "--debug" in argv
+        argv = self._debug_everywhere(argv)
         if args is None and CHECKPOINT_FLAGS & {a.partition("=")[0] for a in argv}:
             pin_hashing(argv)  # a checkpoint's fingerprints must mean the same when resumed
         with interrupt_handler():  # Ctrl-C told apart from a model's KeyboardInterrupt
@@ -66,6 +67,15 @@ class VerifyGroup(click.Group):
         if standalone_mode:
             sys.exit(code)
         return code
+
+    def _debug_everywhere(self, argv: list[str]) -> list[str]:
+        """`--debug` works with every command: a subcommand that does not declare it never
+        sees it (the contract below reads it), so it is never refused as unknown."""
+        command = self.commands.get(argv[0]) if argv else None
+        if command is None or any("--debug" in p.opts for p in command.params):
+            return argv
+        cut = argv.index("--") if "--" in argv else len(argv)
+        return [a for a in argv[:cut] if a != "--debug"] + argv[cut:]
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

@@ -206,6 +206,7 @@ def parse_history(text: str, source: str) -> History:
     def fail(message: str) -> HistoryError:
         return HistoryError(f"{source}: {message}")
 
+    text = text.removeprefix("\ufeff")  # a UTF-8 byte-order mark, as some editors save
     if not text.strip():
         raise fail("empty: a history holds at least one event")
     document, error = _as_document(text)
@@ -380,9 +381,11 @@ def _nodes(raw: Any, where: str, fail: Callable[[str], HistoryError]) -> tuple[s
         if not isinstance(name, str) or not 0 < len(name) <= MAX_NAME or not name.isprintable():
             raise fail(f'{where}: "nodes" holds {_shown(name)}, not a name of 1 to {MAX_NAME} '
                        "printable characters")  # fmt: skip
-    if len(set(raw)) < len(raw):
-        twice = next(n for n in raw if raw.count(n) > 1)
-        raise fail(f'{where}: "nodes" names {_shown(twice)} twice')
+    seen: set[str] = set()
+    for name in raw:  # one pass: 300,000 names once took minutes, counted name by name
+        if name in seen:
+            raise fail(f'{where}: "nodes" names {_shown(name)} twice')
+        seen.add(name)
     return tuple(raw)
 
 

@@ -59,8 +59,11 @@ def _verdict(record: Record) -> list[str]:
             f" ({seconds:g} s)"
         ]
     if verdict == "INCOMPLETE":
-        done = len(record["timeline"]) - 1
-        return [f"INCOMPLETE: interrupted after {done} steps ({seconds:g} s)"]
+        done = len(record["timeline"]) - 1  # its first entry is the start, no step
+        if done < 1:
+            return [f"INCOMPLETE: interrupted before the first step ({seconds:g} s)"]
+        return [f"INCOMPLETE: interrupted after {done} step{'s' if done > 1 else ''} "
+                f"({seconds:g} s)"]
     d = record["divergence"]
     finding = (
         f"the client under test did not do what {record['protocol']} does"

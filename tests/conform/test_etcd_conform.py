@@ -145,7 +145,7 @@ def test_ctrl_c_mid_run_is_incomplete_and_leaves_nothing_running(tmp_path: Path)
     os.kill(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 3, out + err
-    assert "INCOMPLETE: interrupted after" in out
+    assert "INCOMPLETE: interrupted" in out  # after some steps, or before the first
     assert json.loads(timeline.read_text())["verdict"] == "INCOMPLETE"
     time.sleep(0.5)
     assert len(children) >= 6

@@ -101,3 +101,12 @@ def test_a_history_file_never_runs_code(tmp_path: Path) -> None:
     path.write_text(document(ACQUIRE, protocol="os.system", params={"nodes": "__import__"}))
     result = CliRunner().invoke(main, ["history", str(path)])
     assert result.exit_code == 2 and "unknown protocol 'os.system'" in result.output
+
+
+def test_a_byte_order_mark_is_read_and_a_huge_node_list_checked_in_one_pass() -> None:
+    """A UTF-8 BOM, as some editors save, is no reason to refuse a history; 300,000 node
+    names with one repeated at the end are refused at once (it once took minutes)."""
+    assert parse_history("\ufeff" + document(ACQUIRE), "bom.json").events
+    names = [f"n{i}" for i in range(300_000)] + ["n5"]
+    with pytest.raises(HistoryError, match='"nodes" names "n5" twice'):
+        parse_history(document(ACQUIRE, nodes=names), "many.json")
