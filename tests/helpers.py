@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -117,11 +118,15 @@ def run_interrupted(
     again: float | None = None,
     signum: int = signal.SIGINT,
     group: bool = False,
+    ready: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run `args` as a process with Ctrl-C's default handling; with `after`, send it SIGINT
-    (or `signum`; to its whole process group if `group`, as a terminal or a supervisor
-    does) that many seconds in, and with `again` a second one that much later. Fails if a
-    worker process it started is left running."""
+    """Run `args` as a process with Ctrl-C's default handling and send it SIGINT (or
+    `signum`; to its whole process group if `group`, as a terminal or a supervisor does):
+    once it says `ready` (a phrase on its stdout or stderr: `progress:` from `--progress`,
+    the line a command prints when it has begun) and then `after` seconds more, or with no
+    `ready` after `after` seconds; with `again`, a second one that much later. Waiting for
+    the process to say it is ready, never for a fixed time, is what holds on a busy machine.
+    Fails if a worker process it started is left running."""
     import psutil  # noqa: PLC0415 (a test tool, for the tests that send signals)
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -130,6 +135,21 @@ def run_interrupted(
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         start_new_session=group,
     )  # fmt: skip
+    said: dict[str, list[str]] = {"out": [], "err": []}
+    seen = threading.Event()
+
+    def collect(pipe: Any, into: list[str]) -> None:
+        for line in pipe:
+            into.append(line)
+            if ready is not None and ready in line:
+                seen.set()
+
+    readers = [
+        threading.Thread(target=collect, args=(proc.stdout, said["out"]), daemon=True),
+        threading.Thread(target=collect, args=(proc.stderr, said["err"]), daemon=True),
+    ]
+    for reader in readers:
+        reader.start()
     children: list[psutil.Process] = []
 
     def send() -> None:
@@ -139,18 +159,26 @@ def run_interrupted(
             proc.send_signal(signum)
 
     try:
-        if after is not None:
-            time.sleep(after)
+        if ready is not None:
+            deadline = time.monotonic() + PROCESS_TIMEOUT
+            while not seen.wait(0.05) and proc.poll() is None and time.monotonic() < deadline:
+                pass
+            assert seen.is_set(), f"never said {ready!r}: {''.join(said['err'])[-500:]}"
+        if after is not None or ready is not None:
+            time.sleep(after or 0.0)
             children = psutil.Process(proc.pid).children(recursive=True)
             send()
             if again is not None:
                 time.sleep(again)
                 send()
-        out, err = proc.communicate(timeout=PROCESS_TIMEOUT)
+        proc.wait(timeout=PROCESS_TIMEOUT)
+        for reader in readers:
+            reader.join(timeout=PROCESS_TIMEOUT)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
     _, alive = psutil.wait_procs(children, timeout=10)
     assert not alive, f"worker processes left running: {alive}"
+    out, err = "".join(said["out"]), "".join(said["err"])
     return subprocess.CompletedProcess(args, proc.returncode, out, err)

@@ -79,8 +79,9 @@ def test_sigterm_to_the_process_group_stops_a_partitioned_search_as_incomplete(
 ) -> None:
     """A supervisor's SIGTERM reaches the workers too and ends them: that is the stop the
     coordinator was asked for (exit 3), not a worker's failure (exit 2)."""
-    args = [*VERIFY, "--protocol", "raft", "--nodes", "4", "--workers", "2", "--out", str(tmp_path)]
-    done = run_interrupted(args, tmp_path, after=4.0, signum=signal.SIGTERM, group=True)
+    args = [*VERIFY, "--protocol", "raft", "--nodes", "4", "--workers", "2", "--progress", "--out",
+            str(tmp_path)]  # fmt: skip
+    done = run_interrupted(args, tmp_path, ready="progress:", signum=signal.SIGTERM, group=True)
     assert done.returncode == 3, done.stderr
     assert "Traceback" not in done.stderr and "ended unexpectedly" not in done.stderr
     assert "verdict: INCOMPLETE" in done.stdout
@@ -100,8 +101,9 @@ def test_ctrl_c_in_the_fair_cycle_phase(tmp_path: Path) -> None:
 
 @pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_ctrl_c_stops_a_partitioned_search_and_its_workers(tmp_path: Path) -> None:
-    args = [*VERIFY, "--protocol", "raft", "--nodes", "4", "--workers", "2", "--out", str(tmp_path)]
-    done = run_interrupted(args, tmp_path, after=4.0)
+    args = [*VERIFY, "--protocol", "raft", "--nodes", "4", "--workers", "2", "--progress", "--out",
+            str(tmp_path)]  # fmt: skip
+    done = run_interrupted(args, tmp_path, ready="progress:")
     assert done.returncode == 3, done.stderr
     assert "Traceback" not in done.stderr
     assert "verdict: INCOMPLETE" in done.stdout
@@ -109,7 +111,8 @@ def test_ctrl_c_stops_a_partitioned_search_and_its_workers(tmp_path: Path) -> No
 
 @pytest.mark.slow  # the default suite stays under 3 minutes; CI runs it
 def test_ctrl_c_stops_the_gate(tmp_path: Path) -> None:
-    done = run_interrupted([*VERIFY, "--all", "--out", str(tmp_path / "out")], tmp_path, after=4.0)
+    done = run_interrupted([*VERIFY, "--all", "--out", str(tmp_path / "out")], tmp_path,
+                           ready="expected")  # fmt: skip
     assert done.returncode == 3, done.stderr
     assert "Traceback" not in done.stderr
     assert "interrupted during " in done.stderr and "nothing written" in done.stderr
@@ -144,8 +147,8 @@ def test_ctrl_c_while_shortening_keeps_the_violation_as_found(tmp_path: Path) ->
 
 
 def test_ctrl_c_stops_a_swarm_and_its_workers(tmp_path: Path) -> None:
-    args = [*VERIFY, "--protocol", "lease-fencing", "--swarm", "2", "--time", "60"]
-    done = run_interrupted([*args, "--out", str(tmp_path)], tmp_path, after=3.0)
+    args = [*VERIFY, "--protocol", "lease-fencing", "--swarm", "2", "--time", "60", "--progress"]
+    done = run_interrupted([*args, "--out", str(tmp_path)], tmp_path, ready="progress:")
     assert done.returncode == 3, done.stderr
     assert "Traceback" not in done.stderr
     assert "a swarm of 2 diversified workers" in done.stdout

@@ -201,8 +201,8 @@ def test_ctrl_c_twice_still_ends_in_3(tmp_path: Path) -> None:
     """A second Ctrl-C 0.2 s after the first is absorbed during the wind-down: the process
     ends with exit 3 and its statistics, never by the signal (exit 130 or -2)."""
     done = run_interrupted(
-        [*VERIFY, "--protocol", "raft", "--nodes", "5", "--out", str(tmp_path / "o")],
-        tmp_path, after=4, again=0.2,
+        [*VERIFY, "--protocol", "raft", "--nodes", "5", "--progress", "--out",
+         str(tmp_path / "o")], tmp_path, ready="progress:", again=0.2,
     )  # fmt: skip
     assert done.returncode == 3, (done.returncode, done.stdout, done.stderr)
     assert "Traceback" not in done.stderr, done.stderr
@@ -214,10 +214,11 @@ def test_ctrl_c_twice_still_ends_in_3(tmp_path: Path) -> None:
 )
 def test_a_model_that_loops_is_stopped_by_ctrl_c_with_exit_3(where: str, tmp_path: Path) -> None:
     """A loop is no error `verify` can see; the user's Ctrl-C ends it in 3, one line."""
-    model = _model(tmp_path, where, "while True: pass")
+    looping = 'print("looping", file=sys.stderr, flush=True); sum(0 for _ in iter(int, 1))'
+    model = _model(tmp_path, where, looping)
     done = run_interrupted(
         [*VERIFY, "--model", str(model), "--protocol", "tiny-lock", "--json", "--out", "o"],
-        tmp_path, after=3,
+        tmp_path, ready="looping",
     )  # fmt: skip
     assert done.returncode == 3, (done.returncode, done.stdout, done.stderr)
     assert "Traceback" not in done.stderr, done.stderr

@@ -59,6 +59,12 @@ OPTIONS = (
         help="Explore at most this many steps from the initial states.",
     ),
     click.Option(
+        ["--progress"],
+        is_flag=True,
+        help="Print a progress line on stderr every second, also when stderr is no terminal "
+        "(a CI log, a supervisor waiting for the search to start).",
+    ),
+    click.Option(
         ["--stats", "with_stats"],
         is_flag=True,
         help="With --protocol: also report the protocol's measures (e.g. messages per election).",
@@ -180,7 +186,9 @@ def run(call: Call) -> int:
         if call["diagram"] == "state-graph"
         else None
     )
-    progress = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
+    terminal = sys.stderr.isatty()
+    wanted = terminal or call["progress"]
+    progress = ProgressLine(sys.stderr, lines=not terminal) if wanted else None
     try:
         with searcher(settings) as search:
             result = search(model, properties, progress=progress, checkpoints=checkpoints)

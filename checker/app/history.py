@@ -88,6 +88,8 @@ def history_command(
     if out is not None:
         _check_outputs(history_file, out, stem)
     findings = judge(history.events, fitted.ttl_seconds)
+    if not as_json:  # the search can be long: say that it has begun (progress on stderr)
+        warn(f"{history_file}: {len(history.events)} events, taken through {fitted.protocol.name}")
     permission = permits(model, history, fitted)
     written = (
         []

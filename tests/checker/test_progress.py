@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import io
-import signal
-import subprocess
 import sys
-import time
 from collections.abc import Iterable
 from pathlib import Path
 
 from leadercheck.checker import Action, EndReason, Progress, Verdict, always, check
 from leadercheck.checker.render.progress import ProgressLine
+from tests.helpers import run_interrupted
 from tests.toys import Counter
 
 
@@ -50,29 +48,25 @@ def test_progress_line_is_silent_for_the_first_second_then_redraws_and_clears() 
     assert out.getvalue().endswith("\r")
 
 
+def test_progress_lines_for_a_log_say_each_second_where_the_search_is() -> None:
+    """`--progress` where stderr is no terminal: whole lines, the first at once (a supervisor
+    waits for it), then one a second, never redrawn in place."""
+    out = io.StringIO()
+    line = ProgressLine(out, lines=True)
+    line(Progress(100, 200, 5, 3, 0.1))
+    line(Progress(200, 400, 8, 3, 0.2))  # within the second: not repeated
+    said = out.getvalue().splitlines()
+    assert said == ["progress:  100 states  1,000/s  queue 5  depth 3  0.1 s"]
+    assert "\r" not in out.getvalue()
+
+
 def test_ctrl_c_prints_partial_statistics_and_exits_3(tmp_path: Path) -> None:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "leadercheck.checker.app",
-            "--protocol",
-            "lease-fencing",
-            "-p",
-            "nodes=5",
-            "-p",
-            "crashes=2",
-            "--out",
-            "/nonexistent-never-written",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    time.sleep(2.5)
-    proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 3, stderr
+    args = [sys.executable, "-m", "leadercheck.checker.app", "--protocol", "lease-fencing",
+            "-p", "nodes=5", "-p", "crashes=2", "--progress", "--out",
+            "/nonexistent-never-written"]  # fmt: skip
+    done = run_interrupted(args, tmp_path, ready="progress:")
+    stdout, stderr = done.stdout, done.stderr
+    assert done.returncode == 3, stderr
     assert "INCOMPLETE  interrupted" in stdout
     assert "(interrupted)" in stdout and "verdict: INCOMPLETE" in stdout
     assert not (tmp_path / "out").exists()

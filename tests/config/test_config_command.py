@@ -287,6 +287,7 @@ def test_ctrl_c_during_a_gate_exits_3(tmp_path: Path) -> None:
     for k in range(40):
         shutil.copy(FILES / "postgres0.yml", configs / f"p{k:02}.yml")
     args = [sys.executable, "-m", "leadercheck.checker.app", "config", "--all", str(configs)]
-    done = run_interrupted([*args, "--out", str(tmp_path / "out")], cwd=ROOT, after=3.0)
+    done = run_interrupted([*args, "--out", str(tmp_path / "out")], cwd=ROOT,
+                           ready="p05.yml: Patroni")  # fmt: skip
     assert done.returncode == 3, (done.returncode, done.stderr[-300:])
     assert "interrupted after" in done.stdout

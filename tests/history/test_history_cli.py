@@ -56,7 +56,7 @@ def test_each_sample_history_has_its_verdict(
 def test_the_report_names_the_stale_write_and_what_the_model_could_do(tmp_path: Path) -> None:
     result = verify(SAMPLES / "stale-write.json", "--protocol", "lease-fencing")
     assert result.exit_code == 1
-    lines = result.output.splitlines()
+    lines = result.stdout.splitlines()  # stderr says the search began
     assert lines[1].startswith("model: lease-fencing nodes=2 ttl=2 tokens=3 crashes=any")
     assert (
         "NOT PERMITTED  the model takes events 1 to 4 but not event 5 (2.6 s, n1 write token "
@@ -231,7 +231,7 @@ def test_ctrl_c_ends_the_search_with_exit_3_and_nothing_written(tmp_path: Path) 
     path.write_text(json.dumps(leader_history(60_000)))
     out = tmp_path / "out"
     args = [sys.executable, "-m", "leadercheck.checker.app", "history", str(path)]
-    done = run_interrupted([*args, "--out", str(out)], cwd=ROOT, after=4.0)
+    done = run_interrupted([*args, "--out", str(out)], cwd=ROOT, ready="events, taken through")
     assert done.returncode == 3, (done.returncode, done.stderr[-300:])
     assert "INCOMPLETE" in done.stdout or "interrupted" in done.stderr
     assert not out.exists() or not list(out.iterdir())
