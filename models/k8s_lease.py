@@ -83,7 +83,7 @@ class _K8sFields(NamedTuple):
     token: int = 0  # leaseTransitions + 1 of the Lease it leads under; 0: not leader
     left: int = 0  # ticks before its renewDeadline runs out (while leader)
     pending: int = 0  # token of a write it has decided to send; 0: none
-    tenure: int = 0  # ghost: which leadership its token belongs to
+    leadership: int = 0  # ghost: which leadership its token belongs to
     pending_tenure: int = 0  # ghost: the leadership its pending write was decided in
     plan: str = ""  # the request its GET decided on: CREATE or UPDATE; "": no read
     fresh: bool = False  # no write of the Lease since its GET (the resourceVersion matches)
@@ -189,7 +189,7 @@ class K8sLeaseModel(LeaseModel):
             s, tenure = self.grant(s)
         written = Store(holder=i, token=token, ttl_left=self.ttl)
         leader = failed._replace(
-            token=token, left=self.renew_deadline, wait=self.retry, tenure=tenure
+            token=token, left=self.renew_deadline, wait=self.retry, leadership=tenure
         )
         stale = tuple(n._replace(fresh=False) for n in s.nodes)  # the resourceVersion moved on
         before = s._replace(nodes=stale).with_node(i, failed)

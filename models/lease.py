@@ -45,7 +45,7 @@ class _LeaseFields(NamedTuple):
     token: int = 0  # the lease token it believes it holds; 0: not leader
     left: int = 0  # ticks its own copy of the lease has left
     pending: int = 0  # token of a write it has decided to send; 0: none
-    tenure: int = 0  # ghost: which leadership its token belongs to (grants numbered in order)
+    leadership: int = 0  # ghost: which leadership its token belongs to (grants numbered in order)
     pending_tenure: int = 0  # ghost: the leadership its pending write was decided in
 
 
@@ -58,6 +58,10 @@ class LeaseNode(_LeaseFields, LeadsWithToken):
     @property
     def lead_token(self) -> int:
         return self.token
+
+    @property
+    def tenure(self) -> int:  # the ghost field's name differs, so no field hides a property
+        return self.leadership
 
     def describe(self) -> dict[str, object]:
         view: dict[str, object] = {
@@ -102,7 +106,7 @@ class ExtendsLeaseNode(tuple[Any, ...], LeadsWithToken):
 
     @property
     def tenure(self) -> int:
-        tenure: int = self[5]  # LeaseNode's `tenure`
+        tenure: int = self[5]  # LeaseNode's `leadership`
         return tenure
 
 
@@ -148,7 +152,7 @@ class LeaseModel(InterchangeableNodes, ClusterModel):
             if store is not None:
                 note = f"CAS ok: token {store.token}, ttl {self.ttl}"
                 granted, tenure = self.grant(s)
-                leader = node._replace(token=store.token, left=self.ttl, tenure=tenure)
+                leader = node._replace(token=store.token, left=self.ttl, leadership=tenure)
                 action = Action("acquire", node_name(i), STORE, note)
                 yield from self.store_call(granted, i, action, store, leader)
 
@@ -191,7 +195,7 @@ class LeaseModel(InterchangeableNodes, ClusterModel):
         left = countdown(node.left)
         if left:
             return node._replace(left=left)
-        return node._replace(left=left, token=0, tenure=0)
+        return node._replace(left=left, token=0, leadership=0)
 
     def crash_node(self, node: Any) -> Any:
         return LeaseNode(up=False)

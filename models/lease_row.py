@@ -60,7 +60,7 @@ class _RowFields(NamedTuple):
     token: int = 0  # the lease token it believes it holds; 0: not leader
     left: int = 0  # ticks its own copy of the lease has left
     pending: int = 0  # token of a write it has decided to send; 0: none
-    tenure: int = 0  # ghost: which leadership its token belongs to
+    leadership: int = 0  # ghost: which leadership its token belongs to
     pending_tenure: int = 0  # ghost: the leadership its pending write was decided in
     seen: int | None = None  # token of the free row it read and will update; None: no read
 
@@ -126,7 +126,7 @@ class LeaseRowModel(LeaseModel):
         where = "blind" if self.blind else f"WHERE token = {node.seen}"
         note = f"{where}: token {store.token}, ttl {self.ttl}"
         granted, tenure = self.grant(forgot)
-        leader = node._replace(seen=None, token=store.token, left=self.ttl, tenure=tenure)
+        leader = node._replace(seen=None, token=store.token, left=self.ttl, leadership=tenure)
         yield from self.store_call(granted, i, Action("update", name, STORE, note), store, leader)
 
     def _update(self, row: Store, i: int, seen: int) -> Store | None:

@@ -63,7 +63,7 @@ class _TimingFields(NamedTuple):
     token: int = 0  # the lease token it believes it holds; 0: not leader
     left: int = 0  # real ticks its own copy of the lease has left
     pending: int = 0  # token of a write it has decided to send; 0: none
-    tenure: int = 0  # ghost: which leadership its token belongs to
+    leadership: int = 0  # ghost: which leadership its token belongs to
     pending_tenure: int = 0  # ghost: the leadership its pending write was decided in
     lagged: int = 0  # ticks its clock has lost so far (at most `drift`)
     stalled: int = 0  # ticks paused so far (0 while running)
@@ -105,7 +105,7 @@ class LeaseTimingModel(LeaseModel):
         return ()
 
     def initial_node(self, i: int) -> TimingNode:
-        return TimingNode(token=1, left=self.lease, tenure=1) if i == HOLDER else TimingNode()
+        return TimingNode(token=1, left=self.lease, leadership=1) if i == HOLDER else TimingNode()
 
     def initial_states(self) -> list[ClusterState]:
         """n1 holds token 1 from tick 0; the store's lease has `ttl` ticks left."""
