@@ -28,7 +28,7 @@ from leadercheck.checker import files
 from leadercheck.checker.app.output import say, warn
 from leadercheck.checker.conform import clocks
 from leadercheck.checker.conform.bindings.base import Binding
-from leadercheck.checker.conform.harness import Entry, ModelStep, model_steps
+from leadercheck.checker.conform.harness import Entry, ModelStep, model_steps, stall_words
 from leadercheck.checker.conform.report import (
     client_words,
     partition_words,
@@ -513,14 +513,16 @@ def _random_record(
 
     Ctrl-C makes it INCOMPLETE whatever was found (as a search's Ctrl-C does); a divergent
     history found before it is kept, not fully shrunk. A budget spent before the N
-    schedules ran, with no divergence, is INCOMPLETE too."""
+    schedules ran, with no divergence, is INCOMPLETE too, and so is a schedule that went
+    wrong only after the machine fell behind the time mapping (`unjudged`): it may hide a
+    divergence as well as make one up."""
     shortest = found.shortest
     if found.interrupted:
         verdict = "INCOMPLETE"
     elif shortest is not None:
         verdict = "DIVERGES"
     else:
-        verdict = "INCOMPLETE" if found.out_of_budget else "CONFORMS"
+        verdict = "INCOMPLETE" if found.out_of_budget or found.unjudged else "CONFORMS"
     record: dict[str, Any] = {
         "schema": "leadercheck.conformance-random/1",
         "protocol": protocol,
@@ -535,6 +537,8 @@ def _random_record(
         "steps_run": found.steps,
         "seconds": found.seconds,
         "budget_ran_out": found.out_of_budget,
+        "schedules_unjudged": found.unjudged,
+        "fell_behind": None if found.stall is None else stall_words(*found.stall),
         "interrupted": found.interrupted,
         "verdict": verdict,
         "guided": found.guided,
@@ -596,9 +600,15 @@ def _random_summary(record: Mapping[str, Any]) -> None:
     ran += f", {record['steps_run']} steps on {record['server']} in {record['seconds']:g} s"
     if record["budget_ran_out"]:
         ran += " (the time budget ran out)"
+    if record["schedules_unjudged"]:
+        ran += (
+            f"; {_count(record['schedules_unjudged'], 'schedule')} not judged: the machine fell"
+            f" behind the time mapping ({record['fell_behind']})"
+        )
     history = record["divergent_history"]
     if history is None:
-        say(f"{record['verdict']}: {ran}; every observed history is a path of the model")
+        judged = "every judged" if record["schedules_unjudged"] else "every"
+        say(f"{record['verdict']}: {ran}; {judged} observed history is a path of the model")
     else:
         d = history["divergence"]
         shrunk = f"{history['steps']} steps (the shortest of {history['found_among']} found)"

@@ -28,13 +28,30 @@ from leadercheck.checker.conform.anomaly import (
 )
 from leadercheck.checker.conform.bindings.base import NO_REPLY, Binding, View, reply_lost
 from leadercheck.checker.conform.failures import talking_to
-from leadercheck.checker.conform.world import Facts, Timing, World
+from leadercheck.checker.conform.world import READ_MARGIN, Facts, Timing, World
 from leadercheck.checker.engine.interrupts import real_interrupt
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import TICK, Action
 from leadercheck.checker.replay import normalise
 
 NODE_FAULTS = ("pause", "resume", "crash", "restart")
+
+
+def behind(drift: float, timing: Timing) -> str | None:
+    """Why a run can no longer be judged, or None. Model time is made real by sleeping a
+    tick, and the steps between ticks take real time too: `drift` is how far real time has
+    run ahead of model time since the run was closest to it, when a step's facts were
+    read. A lease granted k ticks before a read ends k ticks after its grant in both; read
+    `drift` late, it may have run out for real while the model still has it held once the
+    drift nears a tick (READ_MARGIN short of it, for the read itself). A machine too busy
+    to run the harness on time gets there (a 1 s tick that took 3 s); past that point a
+    mismatch may be the slow machine's doing, and a match may hide one."""
+    if drift >= max(timing.tick - READ_MARGIN, timing.tick / 2):
+        return (
+            f"its facts were read {drift:.2f} s behind model time (a tick is {timing.tick:g} s):"
+            " a lease may have run out for real where the model still has it held"
+        )
+    return None
 
 
 @dataclass(frozen=True)
@@ -91,6 +108,11 @@ class Entry:
         }
 
 
+def stall_words(step: int, why: str) -> str:
+    """Where and how a run fell behind the time mapping, as reports say it."""
+    return f"at step {step}, {why}"
+
+
 @dataclass
 class Conformance:
     """The outcome of one run: every timeline entry, and where it diverged if it did."""
@@ -100,6 +122,10 @@ class Conformance:
     entries: list[Entry] = field(default_factory=list)
     interrupted: bool = False
     seconds: float = 0.0
+    #: the step where the machine fell behind the time mapping, and how (`behind`)
+    stall: tuple[int, str] | None = None
+    #: the least drift of real time past model time at a step's read so far (`timed`)
+    least_drift: float | None = None
     #: a random schedule's model path that agrees with everything observed (its start,
     #: then each action and state), for keeping the schedule as a trace
     path: tuple[Any, tuple[tuple[Action, Any], ...]] | None = None
@@ -112,14 +138,40 @@ class Conformance:
         return real_breaks([(e.step, e.observed, e.beliefs) for e in self.entries])
 
     @property
-    def divergence(self) -> Entry | None:
+    def mismatch(self) -> Entry | None:
+        """The first step whose real facts the model did not predict."""
         return next((e for e in self.entries if not e.matches), None)
+
+    @property
+    def divergence(self) -> Entry | None:
+        """The first mismatch, unless the time mapping broke at or before it."""
+        return None if self.unjudged else self.mismatch
+
+    @property
+    def unjudged(self) -> bool:
+        """Whether the machine fell behind the time mapping before the run diverged (or in
+        a run that never did): from there on, a mismatch may be the slow machine's doing
+        (a lease read after it ran out) and a match may hide one, so the run tells
+        nothing either way."""
+        first = self.mismatch
+        return self.stall is not None and (first is None or self.stall[0] <= first.step)
 
     @property
     def verdict(self) -> str:
         if self.divergence is not None:
             return "DIVERGES"
-        return "INCOMPLETE" if self.interrupted else "CONFORMS"
+        return "INCOMPLETE" if self.interrupted or self.unjudged else "CONFORMS"
+
+    def timed(self, step: int, ticks: int, read_at: float, timing: Timing) -> None:
+        """Note when step `step`'s facts were read (`read_at`, monotonic seconds) against
+        its model time; remember the first step the run fell behind at (`behind`)."""
+        drift = read_at - ticks * timing.tick
+        least = drift if self.least_drift is None else min(self.least_drift, drift)
+        if self.stall is None:
+            why = behind(drift - least, timing)
+            if why is not None:
+                self.stall = (step, why)
+        self.least_drift = least
 
 
 class Unsupported(LeadercheckError):
@@ -311,11 +363,19 @@ def settle(binding: Binding, world: World, allowed: Sequence[Facts]) -> Facts:
     """The real facts once they are one of `allowed`, or the last read after `Timing.settle`."""
     wanted = [dict(a) for a in allowed]
     deadline = time.monotonic() + world.timing.settle
-    while True:
-        facts = binding.real_facts(world)
-        if dict(facts) in wanted or time.monotonic() >= deadline:
-            return facts
+    facts = read_facts(binding, world)
+    while dict(facts) not in wanted and time.monotonic() < deadline:
         time.sleep(0.05)
+        facts = binding.real_facts(world)
+    return facts
+
+
+def read_facts(binding: Binding, world: World) -> Facts:
+    """The real facts, read once; when the read ended is the world's `read_at` (a step's
+    facts are as of its first read: see `Conformance.timed`)."""
+    facts = binding.real_facts(world)
+    world.read_at = time.monotonic()
+    return facts
 
 
 def begin(binding: Binding, world: World) -> None:
@@ -386,6 +446,7 @@ def run_trace(
         with talking_to(system, where, "reading the facts of the initial state"):
             observed = settle(binding, world, [first])
             beliefs = read_beliefs(world, {})
+        result.timed(0, 0, world.read_at, world.timing)
         result.entries.append(
             Entry(
                 0,
@@ -409,10 +470,11 @@ def run_trace(
             state_facts = {k: v for k, v in expected.items() if k != "call"}
             with talking_to(system, where, f"reading the facts after step {step.index}"):
                 if outcome != expected["call"]:
-                    observed = {**binding.real_facts(world), "call": outcome}
+                    observed = {**read_facts(binding, world), "call": outcome}
                 else:
                     observed = {**settle(binding, world, [state_facts]), "call": outcome}
                 beliefs = read_beliefs(world, result.entries[-1].beliefs)
+            result.timed(step.index, step.ticks, world.read_at, world.timing)
             entry = Entry(
                 step.index,
                 step.ticks,

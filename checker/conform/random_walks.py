@@ -32,6 +32,7 @@ from leadercheck.checker.conform.harness import (
     expected_facts,
     perform,
     read_beliefs,
+    read_facts,
     settle,
     unsupported,
 )
@@ -75,6 +76,8 @@ class Walks:
     timing: Timing | None = None  # the time mapping the runs used (a client may widen it)
     first_found: tuple[int, float] | None = None  # schedules drawn and seconds to the first
     guided: bool = False  # drawn toward dangerous steps (guidance.py), else uniformly
+    unjudged: int = 0  # schedules whose mismatch came after the machine fell behind
+    stall: tuple[int, str] | None = None  # the first such fall behind: its step, and how
 
     @property
     def schedules(self) -> int:
@@ -179,6 +182,7 @@ def walk(
         with talking_to(system, where, "reading the facts of the initial state"):
             observed = settle(binding, world, initial)
             beliefs = read_beliefs(world, {})
+        result.timed(0, 0, world.read_at, world.timing)
         paths: dict[Any, Path] = {
             s: (s, ()) for s, f in zip(starts, initial, strict=True) if f == dict(observed)
         }
@@ -230,8 +234,9 @@ def walk(
                 if f["call"] == outcome
             ]
             with talking_to(system, where, f"reading the facts after step {index}"):
-                facts = settle(binding, world, wanted) if wanted else binding.real_facts(world)
+                facts = settle(binding, world, wanted) if wanted else read_facts(binding, world)
                 beliefs = read_beliefs(world, result.entries[-1].beliefs)
+            result.timed(index, ticks, world.read_at, world.timing)
             seen = {**facts, "call": outcome}
             survivors: dict[Any, Path] = {}
             for s, a, after, f in allowed:
@@ -290,7 +295,7 @@ def random_walks(
     stop). A LeadercheckError (the real system failing, a model error) ends the search
     at once and is raised as it is. With a `guide`, moves are drawn by its weights;
     `keep` is given every schedule that ran to its end (to keep it as a trace)."""
-    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+    from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
     from hypothesis import seed as hypothesis_seed
     from hypothesis import strategies as st
 
@@ -354,6 +359,10 @@ def random_walks(
         found.timing = run.timing or found.timing
         keep(run)
         progress(run)
+        if run.unjudged:  # the machine fell behind the time mapping (before any divergence)
+            found.unjudged += 1
+            found.stall = found.stall or run.stall
+            reject()
         if run.divergence is not None:
             if not found.failures:
                 found.first_found = (found.drawn, round(time.monotonic() - begun, 2))

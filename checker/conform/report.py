@@ -10,6 +10,7 @@ import shlex
 from typing import Any
 
 from leadercheck.checker.conform.anomaly import anomaly_record
+from leadercheck.checker.conform.harness import stall_words
 from leadercheck.checker.conform.run import Report
 from leadercheck.checker.conform.world import Timing
 
@@ -71,6 +72,7 @@ def to_record(report: Report) -> dict[str, Any]:
             "settle_seconds": timing.settle,
         },
         "verdict": result.verdict,
+        "fell_behind": None if result.stall is None else stall_words(*result.stall),
         "divergence": None
         if divergence is None
         else {

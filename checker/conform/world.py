@@ -77,6 +77,7 @@ class World:
     fault_step: int | None = None  # the step a store member is killed or cut before
     started_as: str = "servers and clients started"  # the timeline's first real event
     started: float = field(default_factory=time.monotonic)
+    read_at: float = 0.0  # when a step's facts were first read (monotonic): harness.read_facts
 
     def now(self) -> float:
         """Seconds since the run began, for the timeline."""

@@ -58,12 +58,19 @@ def _verdict(record: Record) -> list[str]:
             f"CONFORMS: {record['system']} did what the model predicted at every step"
             f" ({seconds:g} s)"
         ]
+    if verdict == "INCOMPLETE" and record.get("fell_behind") and not record["divergence"]:
+        return [
+            f"INCOMPLETE: the machine fell behind the time mapping {record['fell_behind']};"
+            " what the real system showed after that cannot be held against the model (run"
+            f" it on a quieter machine, or with a longer --tick) ({seconds:g} s)"
+        ]
     if verdict == "INCOMPLETE":
         done = len(record["timeline"]) - 1  # its first entry is the start, no step
         if done < 1:
             return [f"INCOMPLETE: interrupted before the first step ({seconds:g} s)"]
-        return [f"INCOMPLETE: interrupted after {done} step{'s' if done > 1 else ''} "
-                f"({seconds:g} s)"]
+        return [
+            f"INCOMPLETE: interrupted after {done} step{'s' if done > 1 else ''} ({seconds:g} s)"
+        ]
     d = record["divergence"]
     finding = (
         f"the client under test did not do what {record['protocol']} does"
