@@ -1,11 +1,12 @@
 """The raft-election benchmark in Promela, and Spin's `pan` run on it, for side-by-side timing.
 
-`promela(n, nc, max_term, variant)` writes ../shared/benchmarks/raft-election.md as one
-Promela process whose every action instance is one `d_step` option of a loop, so Spin's
-"states, stored" is the benchmark's distinct-state count and its "transitions" the
-generated count (tests check both against the reference). The message set is a bit per
-possible message, indexed by (term, source, destination[, granted]); ElectionSafety is
-asserted at the end of every step, inside the step, so it adds no state.
+`promela(n, nc, max_term, variant)` writes the raft-election benchmark
+(models/raft_election.py) as one Promela process whose every action instance is one
+`d_step` option of a loop, so Spin's "states, stored" is the benchmark's distinct-state
+count and its "transitions" the generated count (tests check both against the reference).
+The message set is a bit per possible message, indexed by (term, source, destination[,
+granted]); ElectionSafety is asserted at the end of every step, inside the step, so it adds
+no state.
 
 `SpinRun` compiles the verifier once (`spin -a`, then `cc -O2 -DSAFETY`: Spin's default
 depth-first search, no compression) and runs it. `verify bench --spin` times it against

@@ -12,8 +12,8 @@ device node with a regular file, `--junit FIFO` hung). So:
   limit below, far above anything leadercheck writes.
 - **Checkpoints** have no size limit, only the regular-file rule: a checkpoint holds the
   whole store of the search that saved it, so an honest one is as large as that search's
-  memory, and the resumed search needs that memory anyway. `open_regular` streams it into
-  the unpickler rather than reading it into one buffer first.
+  memory, and the resumed search needs that memory anyway. `open_regular` hands it to the
+  checkpoint reader, which reads it entry by entry rather than into one buffer first.
 - **Writes** go to a temporary file in the target's directory (created with `O_EXCL` and
   `O_NOFOLLOW`), are flushed and fsynced, then renamed over the target: a crash or a full
   disk leaves the previous file whole and no half-written one. The target must be absent

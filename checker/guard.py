@@ -20,7 +20,9 @@ a `ModelError` naming the model, the state and what is wrong:
 - `preflight`: every check on every state of a small breadth-first search, before the real
   one, and each property evaluated on those states;
 - `order_digest`: the action labels of a breadth-first search as plain text, which another
-  process (another hash seed) can compare.
+  process (another hash seed) can compare;
+- `symmetry_audit`: one representative per orbit on the states of a small breadth-first
+  search, for a model that declares symmetry (checker/symmetry.py's `check_orbits`).
 
 Traces are verified where they are rebuilt (checker/successors.py), since a model can
 change its order after the sample was taken.
@@ -45,8 +47,8 @@ from leadercheck.checker.engine.values import (
     value_copy,
 )
 from leadercheck.checker.errors import ModelError
-from leadercheck.checker.model import Action, Model
-from leadercheck.checker.properties import Property
+from leadercheck.checker.model import Action, Model, Wrapper, model_name
+from leadercheck.checker.properties import Property, bind
 from leadercheck.checker.result import EndReason
 
 __all__ = [
@@ -58,6 +60,7 @@ __all__ = [
     "order_digest",
     "preflight",
     "refusing_exit",
+    "symmetry_audit",
     "watch_properties",
 ]
 
@@ -103,12 +106,12 @@ def refusing_exit(fn: Callable[..., R], hook: str, *args: Any) -> R:
 
 
 def watch_properties(model: Model[Any], properties: Sequence[Property]) -> tuple[Property, ...]:
-    """The properties checked on a guarded model (a user's): their predicates, triggers and
-    explanations run with os._exit refused, as the model's own code does. Those of any
-    other model are returned as they are."""
+    """The properties as checked on `model`: bound to it where a claim reads its model
+    (`Property.on`); on a guarded model (a user's) their predicates, triggers and
+    explanations also run with os._exit refused, as the model's own code does."""
     if not isinstance(model, GuardedModel):
-        return tuple(properties)
-    return tuple(_watched(prop) for prop in properties)
+        return bind(properties, model)
+    return tuple(_watched(prop) for prop in bind(properties, model.inner))
 
 
 def _watched(prop: Property) -> Property:
@@ -137,12 +140,6 @@ class _Refusing:
     @classmethod
     def maybe(cls, fn: Callable[[Any], Any] | None, hook: str) -> _Refusing | None:
         return None if fn is None else cls.of(fn, hook)
-
-
-def model_name(model: Model[Any]) -> str:
-    """The user's class name, through a GuardedModel: what a message calls the model."""
-    inner = model.inner if isinstance(model, GuardedModel) else model
-    return type(inner).__name__
 
 
 def check_initial(model: Model[S]) -> list[S]:
@@ -252,7 +249,7 @@ def _declares(cls: type, name: str) -> bool:
 # -- the wrapper -------------------------------------------------------------
 
 
-class GuardedModel(Model[S]):
+class GuardedModel(Wrapper[S]):
     """A model whose expansions are checked on a deterministic sample.
 
     Every expansion of the first SAMPLE_ALL calls of `successors` or `next_states`, then
@@ -300,7 +297,7 @@ class GuardedModel(Model[S]):
     # -- the checked calls -----------------------------------------------------
 
     def initial_states(self) -> Sequence[S]:
-        states = refusing_exit(check_initial, "initial_states", self.inner)
+        states: list[S] = refusing_exit(check_initial, "initial_states", self.inner)
         for state in states:
             check_shadowing(state)
         return states
@@ -494,6 +491,41 @@ def preflight(
     return list(guard.warnings)
 
 
+def symmetry_audit(model: Model[Any], max_states: int = 1000) -> int:
+    """For `verify --lint`: on each state of a breadth-first exploration until it has met
+    `max_states` states, the model's symmetry gives one representative per orbit
+    (checker/symmetry.py's `check_orbits`: a total order, node keys that move with the
+    nodes). Returns how many states it checked, 0 when the model declares no symmetry;
+    raises ModelError on the first failure, or what the model's hooks raise as one."""
+    from leadercheck.checker.engine.observers import Observer  # noqa: PLC0415 (a cycle)
+    from leadercheck.checker.symmetry import canonicalizer, check_orbits  # noqa: PLC0415
+
+    guard = model if isinstance(model, GuardedModel) else GuardedModel(model)
+    if canonicalizer(guard) is None:
+        return 0
+    states: list[Any] = []
+
+    class Record(Observer):
+        edges = True  # the exploration then expands by the model itself
+
+        def visit(self, state: Any, index: int, initial: bool) -> bool:
+            states.append(state)
+            return False
+
+    _explore(guard.inner, None, max_states, [Record()])
+    try:
+        return check_orbits(guard, states)
+    except ModelError:  # os._exit (OsExit) included
+        raise
+    except BaseException as exc:  # the model's symmetry hooks: anything but the user's Ctrl-C
+        if not from_model(exc):
+            raise
+        raise ModelError(
+            f"{guard.name}: its symmetry (permute, node_keys or order_key) raised "
+            f"{type(exc).__name__}: {escape_text(exc)}"
+        ) from exc
+
+
 def _explore(model: Model[Any], expand: Any, max_states: int, observers: Sequence[Any] = ()) -> Any:
     """The engine's exploration (checker/engine/explore.py) of `model`, full states as
     keys, until it has met `max_states` states: the small searches beside the real one
@@ -502,7 +534,7 @@ def _explore(model: Model[Any], expand: Any, max_states: int, observers: Sequenc
     from leadercheck.checker.engine.settings import unbounded  # noqa: PLC0415
     from leadercheck.checker.engine.store import IndexedStore, Store  # noqa: PLC0415
 
-    initial = call_model(
+    initial: list[Any] = call_model(
         lambda: refusing_exit(check_initial, "initial_states", model), "initial_states"
     )
     store = IndexedStore(exact=True) if observers else Store(exact=True)

@@ -12,6 +12,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Generic, NamedTuple, TypeVar
 
+from leadercheck.checker.total_order import value_key
+
 S = TypeVar("S")
 
 
@@ -173,16 +175,21 @@ class Model(ABC, Generic[S]):
     def order_key(self, state: S) -> Any:
         """A total order on states that picks an orbit's representative among candidates.
 
-        The state itself by default; a model whose states do not compare (None beside
-        ints) returns something that does, and that does not vary between runs.
+        By default `value_key(state)` (checker/total_order.py): a string that orders
+        every value a state may hold (atoms, tuples, frozensets, enums, records), the same
+        in every run. One of a model's own must order every two unequal states one way
+        (not frozensets by `<`, which is subset) and not vary between runs; --symmetry and
+        --lint refuse, in one line, one that leaves two renamings of a state unordered.
         """
-        return state
+        return value_key(state)
 
     def node_keys(self, state: S) -> Sequence[Any]:
-        """Per node position, a comparable key that renaming carries along with the node.
+        """Per node position, a key that renaming carries along with the node.
 
         Only prunes the renamings tried when picking an orbit's representative; the
-        default (all keys equal) tries every renaming of each group.
+        default (all keys equal) tries every renaming of each group. The keys of a state's
+        nodes must be totally ordered (equal, or one below the other: `value_key` of
+        what the node holds is); --symmetry refuses two that are neither.
         """
         return ()
 
@@ -193,3 +200,16 @@ class Model(ABC, Generic[S]):
     def summary(self, state: S) -> Mapping[str, str]:
         """One short line per participant (the lifelines of a diagram), in display order."""
         return {}
+
+
+class Wrapper(Model[S]):
+    """A model that stands for another (the guard's, around a user's model): messages name
+    the model inside, whatever wraps it."""
+
+    inner: Model[S]
+
+
+def model_name(model: Model[Any]) -> str:
+    """The class name a message calls a model by: the user's, through any `Wrapper`."""
+    inner = model.inner if isinstance(model, Wrapper) else model
+    return type(inner).__name__

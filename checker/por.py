@@ -55,7 +55,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from leadercheck.checker.engine.expand import Expander, representer
+from leadercheck.checker.engine.represent import Expander, representer
 from leadercheck.checker.engine.store import store_key
 from leadercheck.checker.model import Model
 

@@ -178,7 +178,7 @@ def _import_file(spec: str) -> tuple[ModuleType, str]:
     if found is None or found.loader is None:
         raise LeadercheckError(f"--model {spec}: not a Python module")
     module = importlib.util.module_from_spec(found)
-    sys.modules[name] = module  # pickles (checkpoints, worker processes) find it by name
+    sys.modules[name] = module  # found by name: worker processes' pickles, checkpoints' records
     try:
         found.loader.exec_module(module)
     except BaseException as exc:

@@ -99,6 +99,7 @@ class Replay:
     total_steps: int
     visited: tuple[Any, ...] = ()  # the initial state, then each replayed step's state
     expect_broken: bool = True  # what the record says of the property at the end
+    broken_at: int | None = None  # the first step whose state breaks it (or reaches a goal)
 
     @property
     def completed(self) -> bool:
@@ -130,6 +131,15 @@ class Replay:
             if not s.exact:
                 return s.index
         return None
+
+    @property
+    def violated(self) -> bool:
+        """The property fails along the replayed trace: an invariant or a liveness claim
+        broken at its end, or a witness (`sometimes`) that no longer reaches its goal. What
+        `verify replay` exits 1 for, on the trace's own protocol and on another alike."""
+        if self.prop is None or self.prop_broken is None:
+            return False
+        return not self.prop_broken if self.prop.kind is Kind.SOMETIMES else self.prop_broken
 
     @property
     def reproduces(self) -> bool:
@@ -224,9 +234,12 @@ def replay(
     """Re-execute `saved` on `model`; stop at the first recorded action that is not enabled.
 
     `compare_states` compares every replayed state with the recorded one (only meaningful
-    on the model that recorded the trace). `prop`, when given, is judged on the last
-    state reached.
+    on the model that recorded the trace). `prop`, when given, is judged on every state
+    reached: an invariant is broken, and a witness reaches its goal, at the first state
+    where it does, not only at the last (a fix replayed on a schedule may break the claim
+    midway and mend it by the end); a liveness claim is judged on the lasso.
     """
+    prop = None if prop is None else prop.on(model)  # a claim that reads its model
     state, initial_diff = _start(model, saved, compare_states)
     visited = [state]
     done: list[ReplayedStep] = []
@@ -248,9 +261,16 @@ def replay(
         done.append(ReplayedStep(step.index, recorded, action, diffs))
         visited.append(state)
     broken: bool | None = None
+    broken_at: int | None = None
     if prop is not None:
         holds = bool(prop.predicate(state))
         broken = holds if prop.kind is Kind.SOMETIMES else not holds
+        if prop.kind in (Kind.ALWAYS, Kind.SOMETIMES):
+            goal = prop.kind is Kind.SOMETIMES
+            broken_at = next(
+                (k for k, s in enumerate(visited) if bool(prop.predicate(s)) is goal), None
+            )
+            broken = broken_at is not None
         if prop.kind in LIVENESS and saved.loop_from is not None:
             # a lasso breaks the claim again if its loop closes and never meets the goal
             # (leads-to), or keeps coming back to where it fails (eventually-always)
@@ -270,4 +290,5 @@ def replay(
         len(saved.steps) - 1,
         tuple(visited),
         expect,
+        broken_at,
     )

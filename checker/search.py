@@ -36,6 +36,7 @@ from leadercheck.checker.engine.observers import (
     Observer,
 )
 from leadercheck.checker.engine.settings import NO_REDUCTIONS, Reductions, SearchSettings
+from leadercheck.checker.engine.snapshot import Unreadable
 from leadercheck.checker.engine.store import IndexedStore, Store
 from leadercheck.checker.engine.values import ValueCheck
 from leadercheck.checker.errors import LeadercheckError
@@ -217,7 +218,11 @@ class _Search:
             model, initial, store, expand, observers, self.settings, self.canonical, values
         )
         saved = cp.load() if cp is not None and cp.resume_from is not None else None
-        end = explorer.run(saved)
+        try:
+            end = explorer.run(saved)
+        except Unreadable as exc:  # a part that no snapshot of this search holds
+            assert cp is not None
+            raise cp.unreadable(exc) from None
         self.explorer = explorer
         seconds = explorer.seconds  # the whole search's, a resumed one's included
         peak = peak_memory()

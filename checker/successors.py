@@ -11,8 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from leadercheck.checker.errors import ModelError
-from leadercheck.checker.guard import model_name
-from leadercheck.checker.model import Model
+from leadercheck.checker.model import Model, model_name
 from leadercheck.checker.properties import Kind, Property
 from leadercheck.checker.result import EndReason, PropertyResult, Verdict
 from leadercheck.checker.trace import Step, Trace

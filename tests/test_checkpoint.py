@@ -6,10 +6,12 @@ from __future__ import annotations
 import errno
 import json
 import os
+import pickle
 import signal
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from leadercheck.checker.app.main import main
-from leadercheck.checker.checkpoint import FILE
+from leadercheck.checker.checkpoint import FILE, HEADER
 
 ROOT = Path(__file__).resolve().parents[1]
 RAFT_ELECTION = ["--protocol", "raft-election", "-p", "N=3", "-p", "NC=3", "-p", "MaxTerm=2"]
@@ -112,14 +114,13 @@ def test_a_full_disk_keeps_the_last_checkpoint_and_the_search_going(
     cp = tmp_path / "cp"
     code, first = run(*RAFT_ELECTION, "--checkpoint", str(cp), "--checkpoint-every", "0")
     good = (cp / FILE).read_bytes()
-    real_dump = __import__("pickle").dump
 
     def full(*args: Any, **kwargs: Any) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr("leadercheck.checker.checkpoint.pickle.dump", full)
-    code2, second = run(*RAFT_ELECTION, "--checkpoint", str(cp), "--checkpoint-every", "0")
-    monkeypatch.setattr("leadercheck.checker.checkpoint.pickle.dump", real_dump)
+    with monkeypatch.context() as patched:
+        patched.setattr("leadercheck.checker.checkpoint.write", full)
+        code2, second = run(*RAFT_ELECTION, "--checkpoint", str(cp), "--checkpoint-every", "0")
     assert code == code2 == 0
     same_search(first, second)
     assert any("No space left on device" in n for n in second["notes"])
@@ -149,6 +150,110 @@ def test_bad_checkpoints_are_one_line_and_exit_2(
     assert result.exit_code == 2, result.output
     assert result.stderr.count("\n") == 1 and message in result.stderr
     assert not (tmp_path / "o").exists()
+
+
+class RunsCode:
+    """Unpickling it creates `marker`: what a crafted pickled checkpoint could do."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (open, (str(self.marker), "w"))
+
+
+def refused(args: list[str], tmp_path: Path) -> str:
+    """`verify args` ends with one line on stderr and exit 2, having written nothing."""
+    result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert not (tmp_path / "o").exists()
+    return result.stderr
+
+
+def test_a_pickled_checkpoint_that_would_run_code_is_refused_before_it_runs(
+    tmp_path: Path,
+) -> None:
+    """A checkpoint is data: a pickle (what leadercheck wrote before, or a crafted one) is
+    never loaded, so the code it names never runs."""
+    marker, cp = tmp_path / "ran", tmp_path / "cp"
+    cp.mkdir()
+    doc = {"format": "leadercheck.checkpoint/2", "identity": {}, "store": RunsCode(marker)}
+    (cp / FILE).write_bytes(pickle.dumps(doc, protocol=pickle.HIGHEST_PROTOCOL))
+    stderr = refused([*RAFT_ELECTION, "--resume", str(cp)], tmp_path)
+    assert f"--resume {cp / FILE}: not a readable checkpoint (a pickle" in stderr
+    assert not marker.exists()
+    pickle.loads((cp / FILE).read_bytes())  # the file does run code when unpickled
+    assert marker.exists()
+
+
+def _rewritten(path: Path, change: Any) -> None:
+    with zipfile.ZipFile(path) as archive:
+        entries = {name: archive.read(name) for name in archive.namelist()}
+    header = json.loads(entries[HEADER])
+    change(header)
+    entries[HEADER] = json.dumps(header).encode()
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+
+
+@pytest.mark.parametrize(
+    ("how", "says"),
+    [
+        ("class-not-loaded", "not a readable checkpoint (it names this.State, whose module"),
+        ("not-a-value-type", "not a readable checkpoint (it names subprocess.Popen, which is"),
+        ("truncated", "not a readable checkpoint (File is not a zip file)"),
+        ("another-format", "not a leadercheck.checkpoint/3 checkpoint"),
+    ],
+)
+def test_a_crafted_or_broken_checkpoint_is_refused_in_one_line(
+    how: str, says: str, tmp_path: Path
+) -> None:
+    cp = tmp_path / "cp"
+    code, _ = run(*RAFT_ELECTION, "--checkpoint", str(cp), "--max-states", "300")
+    assert code == 3 and (cp / FILE).exists()
+    path = cp / FILE
+    if how == "class-not-loaded":  # `this` prints when imported: it must not be
+        _rewritten(path, lambda h: h.update(classes=[["this", "State"]] * len(h["classes"])))
+    elif how == "not-a-value-type":
+        _rewritten(path, lambda h: h.update(classes=[["subprocess", "Popen"]]))
+    elif how == "truncated":
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    else:
+        _rewritten(path, lambda h: h.update(format="leadercheck.checkpoint/9"))
+    stderr = refused([*RAFT_ELECTION, "--resume", str(cp)], tmp_path)
+    assert says in stderr, stderr
+    assert "this" not in sys.modules
+
+
+RECORDS = ["--model", "tests/user_models/records_lock.py", "--protocol", "records-lock"]
+
+
+@pytest.mark.parametrize("exact", [True, False], ids=["exact", "fingerprints"])
+def test_a_user_model_of_records_enums_and_frozensets_resumes_to_the_same_result(
+    exact: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nested frozen dataclasses (slots or a __dict__), a NamedTuple, an Enum, frozensets of
+    records and of strings, bytes, None: saved as data, rebuilt from the classes the user's
+    module defines, and the resumed search ends as one never stopped (liveness included)."""
+    monkeypatch.chdir(ROOT)  # the model is named by its path, as given
+    args = [*RECORDS, *(["--exact"] if exact else [])]
+    whole_code, whole = run(*args, "--out", str(tmp_path / "whole"))
+    assert whole_code == 0 and whole["stats"]["distinct_states"] == 375
+    for bound in (1, 150, 374):
+        cp = tmp_path / f"cp{bound}"
+        every = ["--checkpoint-every", "0", "--max-states", str(bound)]
+        code, cut = run(*args, "--checkpoint", str(cp), *every, "--out", str(tmp_path / "cut"))
+        assert code == 3 and cut["end"] == "max_states", cut
+        with zipfile.ZipFile(cp / FILE) as archive:
+            names = {name for _, name in json.loads(archive.read(HEADER))["classes"]}
+        if bound == 150:
+            assert names == {"World", "Proc", "Phase", "Lock", "Stamp"}
+        code, resumed = run(*args, "--resume", str(cp), "--out", str(tmp_path / "resumed"))
+        assert code == whole_code
+        same_search(whole, resumed)
+        assert resumed["properties"] == whole["properties"]
 
 
 def test_checkpoints_go_with_one_protocol() -> None:

@@ -148,3 +148,37 @@ def test_an_option_before_a_subcommand_says_where_it_goes() -> None:
         verify("--model", "m.py", "replay", "t.json"),
         "give --model after `replay`, not before it",
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["replay"], "error: missing TRACE.json: the trace file to replay (a .json that verify "
+                     "wrote); usage: verify replay [OPTIONS] TRACE.json"),
+        (["replay", "--protocol", "lease-fencing"], "error: missing TRACE.json: the trace file"),
+        (["explain"], "error: missing TRACE.json: the trace file to explain; usage: verify "
+                      "explain [OPTIONS] TRACE.json"),
+        (["config"], "error: missing FILE|DIR: the configuration file to judge (with --all: "
+                     "the directory of them); usage: verify config [OPTIONS] FILE|DIR"),
+        (["config", "--all"], "error: missing FILE|DIR: the configuration file to judge"),
+        (["history"], "error: missing FILE: the recorded history to judge; usage: verify "
+                      "history [OPTIONS] FILE"),
+        (["conform", "t.json"], "error: missing --against SYSTEM: the real system: etcd, "
+                                "postgres, zookeeper or redis"),
+    ],
+)  # fmt: skip
+def test_a_missing_argument_is_named_with_what_it_is_for(args: list[str], message: str) -> None:
+    """One place for every command: what is missing, what it is for, and the usage; never
+    the bare metavar (`error: TRACE.json`) nor a trailing blank."""
+    result = CliRunner().invoke(main, args, prog_name="verify")
+    refused(result, message)
+    assert result.stderr.startswith(message)
+
+
+def test_no_help_text_names_a_path_outside_the_repository() -> None:
+    """`verify bench` once pointed at ../shared/benchmarks, a folder no user has."""
+    texts = [verify("--help").stdout] + [verify(c, "--help").stdout for c in main.commands]
+    assert all(text.startswith("Usage: ") for text in texts)
+    assert not [text for text in texts if "../" in text or "shared/benchmarks" in text]
+    bench = " ".join(texts[1 + list(main.commands).index("bench")].split())
+    assert "Time the benchmark models, each run in a fresh process: raft-election and" in bench

@@ -44,7 +44,7 @@ def test_symmetric_counterexample_is_written_and_replays(tmp_path: Path) -> None
     assert result.exit_code == 1
     assert re.search(r"single-leader\s+VIOLATED\s+counterexample of 8 steps", result.stdout)
     replayed = verify("replay", str(tmp_path / "raft-election.json"))
-    assert replayed.exit_code == 0, replayed.stdout
+    assert replayed.exit_code == 1, replayed.stdout  # the violation reproduces
 
 
 def test_memory_bound_stops_incomplete_with_statistics(tmp_path: Path) -> None:

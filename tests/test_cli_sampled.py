@@ -36,7 +36,7 @@ def test_simulation_reports_a_shortened_violation_and_its_coverage(tmp_path: Pat
     assert trace["found_by"]["strategy"] == "simulate" and trace["found_by"]["seed"] == 1
     assert trace["found_by"]["found_length"] >= trace["length"]  # how to find it again
     replayed = verify("replay", str(tmp_path / "raft-no-quorum.json"))
-    assert replayed.exit_code == 0, replayed.stdout
+    assert replayed.exit_code == 1, replayed.stdout  # the violation reproduces
 
 
 def test_json_carries_the_coverage_and_both_lengths(tmp_path: Path) -> None:
@@ -206,7 +206,7 @@ def test_a_gate_case_at_other_parameters_runs_with_its_strategy(
     assert "(judged by simulation, seed 1, 2,000 walks of at most 100 steps)" in result.stdout
     assert (tmp_path / "raft-no-quorum@nodes=5.json").exists()
     replayed = verify("replay", str(tmp_path / "raft-no-quorum@nodes=5.json"))
-    assert replayed.exit_code == 0, replayed.stdout
+    assert replayed.exit_code == 1, replayed.stdout  # the violation reproduces
 
 
 def test_an_exhaustive_search_that_does_not_fit_points_to_the_sampled_ones(tmp_path: Path) -> None:

@@ -265,8 +265,10 @@ def test_bad_arguments_are_one_line_and_exit_2(args: list[str], words: str) -> N
 def test_ctrl_c_twice_stops_it_with_exit_3(tmp_path: Path) -> None:
     """Ctrl-C is its only end; it judged nothing, so the contract's 3, never 0 or 1."""
     done = run_interrupted(
-        [*VERIFY, "explore", "--protocol", PROTOCOL, "--port", "0"], tmp_path,
-        ready="explore: http", again=0.2,
+        [*VERIFY, "explore", "--protocol", PROTOCOL, "--port", "0"],
+        tmp_path,
+        ready="explore: http",
+        again=0.2,
     )
     assert done.returncode == 3, done.stderr
     url, stopped = done.stdout.splitlines()

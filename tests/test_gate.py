@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ from leadercheck.specs.expectations import load_expectations
 from tests.toys import Counter
 
 ROOT = Path(__file__).resolve().parents[1]
+PROTOCOLS_PAGE = ROOT / "docs" / "protocols.md"  # the verdict table, rewritten by --readme
+TINY = str(ROOT / "tests" / "user_models" / "tiny_lock.py")
 
 
 def verify(*args: str) -> Result:
@@ -33,10 +36,11 @@ def verify(*args: str) -> Result:
 
 @pytest.fixture(scope="module")
 def full_gate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Result, Path, Path]:
-    """One run of the whole gate, checking the committed goldens and the README table."""
+    """One run of the whole gate, checking the committed goldens and the manual's verdict table
+    (docs/protocols.md, between its verdicts markers)."""
     tmp = tmp_path_factory.mktemp("gate")
-    readme = tmp / "README.md"
-    shutil.copyfile(ROOT / "README.md", readme)
+    readme = tmp / "protocols.md"
+    shutil.copyfile(PROTOCOLS_PAGE, readme)
     junit = tmp / "junit.xml"
     result = verify(
         "--all",
@@ -73,10 +77,11 @@ def test_junit_has_one_case_per_protocol_and_property(full_gate: tuple[Result, P
 
 
 @pytest.mark.slow  # the whole gate (about 30 s); CI also runs it as a step of its own
-def test_readme_table_is_generated_by_the_tool(full_gate: tuple[Result, Path, Path]) -> None:
-    """Rewrite it with `verify --all --readme README.md` after a change to verdicts or counts."""
+def test_verdict_table_is_generated_by_the_tool(full_gate: tuple[Result, Path, Path]) -> None:
+    """Rewrite it with `verify --all --readme docs/protocols.md` after a change to verdicts or
+    counts."""
     _, _, regenerated = full_gate
-    assert regenerated.read_text() == (ROOT / "README.md").read_text()
+    assert regenerated.read_text() == PROTOCOLS_PAGE.read_text()
 
 
 # -- failure modes, on a small catalogue ----------------------------------------------
@@ -224,3 +229,54 @@ def test_findings_say_one_step_and_a_witness_is_reached() -> None:
         "counter below-1: expected HOLDS, got VIOLATED (counterexample of 1 step)",
         "counter two: expected VIOLATED, got HOLDS (reached in 1 step)",
     ]
+
+
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=gate", "-c", "user.email=gate@example.com",
+         "-c", "commit.gpgsign=false", *args],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git tells committed files apart")
+def test_a_golden_file_git_does_not_track_is_not_committed_rather_than_stale(
+    tmp_path: Path,
+) -> None:
+    """A file another command left in --out (the tutorial run from the root once did) was
+    never committed: the gate says so, and keeps `stale` for a committed one no run makes."""
+    repo, golden = tmp_path / "repo", tmp_path / "repo" / "golden"
+    assert _git(tmp_path, "init", "-q", str(repo)).returncode == 0
+    golden.mkdir()
+    (golden / "tiny-lock-old.json").write_text("{}")
+    assert _git(repo, "add", "golden").returncode == 0
+    assert _git(repo, "commit", "-q", "-m", "golden").returncode == 0
+    verify("--all", "--model", TINY, "--update-golden", "--out", str(golden))
+    (golden / "tiny-lock-old.json").write_text("{}")  # update-golden removed it: put it back
+    (golden / "tiny-lock-racy.old.svg").write_text("<svg/>")  # never committed
+    result = verify("--all", "--model", TINY, "--check-golden", "--out", str(golden))
+    assert result.exit_code == 1, result.output
+    assert "gate: FAIL (2 differences)" in result.stdout
+    assert (
+        f"golden {golden / 'tiny-lock-racy.old.svg'} is not committed: git does not track it "
+        "and no run produces it" in result.stdout
+    )
+    assert f"golden {golden / 'tiny-lock-old.json'} is stale: no run produces it any more" in (
+        result.stdout
+    )
+    assert "tiny-lock-racy.old.svg is stale" not in result.stdout
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is asked, and must say no")
+def test_outside_a_git_work_tree_a_file_no_run_produces_is_stale(tmp_path: Path) -> None:
+    if _git(tmp_path, "rev-parse", "--is-inside-work-tree").returncode == 0:
+        pytest.skip("the temporary directory is inside a git work tree here")
+    golden = tmp_path / "golden"
+    assert verify("--all", "--model", TINY, "--update-golden", "--out", str(golden)).exit_code == 0
+    (golden / "tiny-lock-old.json").write_text("{}")  # no run produces it
+    result = verify("--all", "--model", TINY, "--check-golden", "--out", str(golden))
+    assert result.exit_code == 1
+    assert f"golden {golden / 'tiny-lock-old.json'} is stale: no run produces it any more" in (
+        result.stdout
+    )
+    assert "not committed" not in result.stdout

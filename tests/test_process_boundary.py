@@ -123,8 +123,10 @@ def _ends_as_a_model_error(done: subprocess.CompletedProcess[str], what: str) ->
 
 @pytest.mark.parametrize(
     "act",  # one exit and one raise in the default set; the rest in the slow one
-    [a if a in ("sys.exit(1)", "raise ValueError") else pytest.param(a, marks=pytest.mark.slow)
-     for a in EXITS],
+    [
+        a if a in ("sys.exit(1)", "raise ValueError") else pytest.param(a, marks=pytest.mark.slow)
+        for a in EXITS
+    ],
 )
 def test_a_model_that_exits_at_import_is_a_model_error(act: str, tmp_path: Path) -> None:
     model = _model(tmp_path, "import", EXITS[act])
@@ -141,8 +143,11 @@ HOOK_ACTS = ["sys.exit(0)", "os._exit(0)", "raise KeyboardInterrupt"]
 
 @pytest.mark.parametrize(
     ("where", "act"),  # every hook and every act in the default set, each pair in the slow one
-    [(w, a) if (i - j) % len(HOOK_ACTS) == 0 else pytest.param(w, a, marks=pytest.mark.slow)
-     for i, w in enumerate(HOOKS) for j, a in enumerate(HOOK_ACTS)],
+    [
+        (w, a) if (i - j) % len(HOOK_ACTS) == 0 else pytest.param(w, a, marks=pytest.mark.slow)
+        for i, w in enumerate(HOOKS)
+        for j, a in enumerate(HOOK_ACTS)
+    ],
 )
 def test_a_model_that_exits_in_a_hook_is_a_model_error(
     where: str, act: str, tmp_path: Path
@@ -158,8 +163,10 @@ def test_a_model_that_exits_in_a_hook_is_a_model_error(
 
 @pytest.mark.parametrize(
     "command",
-    ["check --json",
-     *(pytest.param(c, marks=pytest.mark.slow) for c in ("gate --json", "workers"))],
+    [
+        "check --json",
+        *(pytest.param(c, marks=pytest.mark.slow) for c in ("gate --json", "workers")),
+    ],
 )
 def test_what_a_model_prints_never_reaches_stdout(command: str, tmp_path: Path) -> None:
     for where in WHERES:

@@ -66,3 +66,21 @@ def test_layers_import_only_downwards() -> None:
     code = "from importlinter.cli import lint_imports as f; raise SystemExit(f(no_cache=True))"
     proc = _run("-c", code)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_no_module_imports_itself_back() -> None:
+    """No import cycle anywhere in the project, however indirect, lazy imports and
+    type-only ones included: each room stands on the ones below it."""
+    import grimp  # noqa: PLC0415 (import-linter's own graph library)
+    import networkx as nx  # noqa: PLC0415
+
+    graph = grimp.build_graph(
+        "leadercheck.checker", "leadercheck.models", "leadercheck.specs", cache_dir=None
+    )
+    edges = nx.DiGraph(
+        (module, imported)
+        for module in graph.modules
+        for imported in graph.find_modules_directly_imported_by(module)
+    )
+    cycles = [sorted(c) for c in nx.strongly_connected_components(edges) if len(c) > 1]
+    assert cycles == [], cycles

@@ -84,7 +84,7 @@ def test_replay_and_explain_take_the_model_the_user_names(tmp_path: Path) -> Non
     assert verify("--model", TINY, "--protocol", "tiny-lock-racy", "--out", str(tmp_path))
     trace = tmp_path / "tiny-lock-racy.json"
     replayed = verify("replay", str(trace), "--model", TINY)
-    assert replayed.exit_code == 0, replayed.output
+    assert replayed.exit_code == 1, replayed.output  # the violation reproduces
     assert "reproduced: all 4 steps as recorded; mutual-exclusion is broken again" in (
         replayed.stdout
     )
@@ -93,8 +93,9 @@ def test_replay_and_explain_take_the_model_the_user_names(tmp_path: Path) -> Non
     assert "tiny-lock-racy" in explained.stdout and "mutual-exclusion" in explained.stdout
     # on the other variant, the same schedule parts at the step the atomic lock lacks
     other = verify("replay", str(trace), "--protocol", "tiny-lock", "--model", TINY)
-    assert other.exit_code == 1, other.output
+    assert other.exit_code == 0, other.output  # the fix holds against this schedule
     assert "is not enabled" in other.stdout
+    assert f"`verify --protocol tiny-lock --model {TINY}` checks every schedule" in other.stdout
 
 
 def test_a_trace_file_never_imports_the_model_it_names(tmp_path: Path) -> None:
@@ -410,3 +411,90 @@ def test_a_user_model_is_checked_on_every_state(
     doc = json.loads(written.read_text())
     assert doc["length"] in (steps - 1, steps)  # a worker may name the state it expanded
     assert f"reached in {doc['length']} steps" in result.stderr
+
+
+def test_the_next_line_points_at_the_page_html_wrote_and_suggests_it_otherwise(
+    tmp_path: Path,
+) -> None:
+    """With --html DIR the page exists: `next:` names it instead of suggesting --html."""
+    args = ["--model", TINY, "--protocol", "tiny-lock-racy"]
+    pages = tmp_path / "pages"
+    with_html = verify(*args, "--html", str(pages))
+    assert with_html.exit_code == 1, with_html.output
+    (line,) = [s for s in with_html.stdout.splitlines() if s.startswith("next: ")]
+    assert f"open {pages / 'tiny-lock-racy.html'} to step through it" in line
+    assert "--html" not in line
+    plain = verify(*args, "--out", str(tmp_path / "out"))
+    (line,) = [s for s in plain.stdout.splitlines() if s.startswith("next: ")]
+    assert "add --html for a page to step through it" in line
+
+
+COUNTER = '''
+"""A counter whose claims read the model they are checked on: one claim, every limit."""
+from collections.abc import Iterator
+
+from leadercheck.checker import Action, Model, always, sometimes
+from leadercheck.models.params import Param, ProtocolEntry
+
+
+class Counter(Model[int]):
+    def __init__(self, top: int, limit: int) -> None:
+        self.top, self.limit = top, limit
+
+    def initial_states(self) -> list[int]:
+        return [0]
+
+    def successors(self, s: int) -> Iterator[tuple[Action, int]]:
+        if s < self.top:
+            yield Action("inc", "c", None), s + 1
+
+    def describe(self, s: int) -> dict[str, dict[str, object]]:
+        return {"c": {"value": s}}
+
+
+within = always(
+    "within-limit", lambda s, model: s <= model.limit, "the counter stays within its limit",
+    lambda s, model: f"{s} is past the limit {model.limit}", with_model=True,
+)
+top = sometimes("top", lambda s, model: s == model.top, "it reaches its top", with_model=True)
+TOP = Param("top", 3, 1, 9, "how far it counts")
+PROTOCOLS = (
+    ProtocolEntry("counter", "counts to its limit", (TOP,), lambda top: Counter(top, top)),
+    ProtocolEntry("counter-over", "one past it", (TOP,), lambda top: Counter(top, top - 1)),
+)
+PROPERTIES = (within, top)
+EXPECTED = {
+    "counter": {"within-limit": "HOLDS", "top": "HOLDS"},
+    "counter-over": {"within-limit": "VIOLATED", "top": "HOLDS"},
+}
+'''
+
+
+@pytest.mark.parametrize("options", [[], ["--workers", "2"], ["--exact"]])
+def test_a_claim_reads_the_model_it_is_checked_on(tmp_path: Path, options: list[str]) -> None:
+    """One claim for every configuration: `within-limit` reads each model's own limit, so
+    `counter` holds it, `counter-over` breaks it at the limit that model was built with,
+    whatever the size, and the gate, the trace and its replay agree."""
+    module = tmp_path / "counter.py"
+    module.write_text(COUNTER)
+    out = tmp_path / "out"
+    over = verify("--model", str(module), "--protocol", "counter-over", "-p", "top=5",
+                  "--out", str(out), *options)  # fmt: skip
+    assert over.exit_code == 1, over.output
+    assert "=> within-limit broken: 5 is past the limit 4" in over.stdout
+    assert re.search(r"top\s+HOLDS\s+reached in 5 steps", over.stdout)
+    gate = verify("--all", "--model", str(module), "--out", str(tmp_path / "gate"))
+    assert gate.exit_code == 0, gate.output
+    trace = str(out / "counter-over.json")
+    replayed = verify("replay", trace, "--model", str(module))
+    assert replayed.exit_code == 1 and "5 is past the limit 4" in replayed.stdout
+    fixed = verify("replay", trace, "--model", str(module), "--protocol", "counter")
+    assert fixed.exit_code == 0, fixed.output
+
+
+def test_a_claim_that_reads_its_model_is_not_judged_without_one() -> None:
+    from leadercheck.checker import ModelError, always
+
+    claim = always("needs-model", lambda s, model: s <= model.limit, with_model=True)
+    with pytest.raises(ModelError, match="reads its model .* judged without one"):
+        claim.predicate(3)

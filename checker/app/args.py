@@ -75,6 +75,15 @@ class Seconds(click.ParamType):
         return number
 
 
+class Described(click.Argument):
+    """A positional argument that says what it is: click's arguments take no help text, and
+    a missing one is told as `missing TRACE.json: the trace file to replay`."""
+
+    def __init__(self, decls: Sequence[str], what: str, **kwargs: Any) -> None:
+        super().__init__(decls, **kwargs)
+        self.what = what
+
+
 class Once(click.Option):
     """A single-value option that refuses to be given twice (click would keep the last,
     so `--protocol raft --protocol bully` would silently check bully)."""

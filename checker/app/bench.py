@@ -1,8 +1,9 @@
 """`verify bench` and `verify message-cost`: timings and measured costs, not verdicts.
 
-`bench` times the benchmark models (../shared/benchmarks), each run in a fresh process;
-`--sampled` measures the sampled strategies; `--spin` times `verify --symmetry` against
-Spin's pan. `message-cost` measures messages per election for bully and raft.
+`bench` times the benchmark models (raft-election and lease-bench, whose state counts match
+TLC's and Spin's on the same transition systems), each run in a fresh process; `--sampled`
+measures the sampled strategies; `--spin` times `verify --symmetry` against Spin's pan.
+`message-cost` measures messages per election for bully and raft.
 """
 
 from __future__ import annotations
@@ -99,7 +100,8 @@ def bench_command(
     seeds: int,
     spin: bool,
 ) -> int:
-    """Time the benchmark models (../shared/benchmarks), each run in a fresh process."""
+    """Time the benchmark models, each run in a fresh process: raft-election and
+    lease-bench (see --list), whose state counts match TLC's and Spin's."""
     if spin:
         if only is not None or chosen or sampled or large:
             raise LeadercheckError(

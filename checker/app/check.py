@@ -235,16 +235,20 @@ def run(call: Call) -> int:
 
 
 def next_steps(written: Mapping[str, Written], model: str | None) -> list[str]:
-    """Where to look next, after a run that wrote a counterexample."""
-    traces = sorted(str(p) for w in written.values() for p in w.paths if p.suffix == ".json")
+    """Where to look next, after a run that wrote a counterexample: its page when --html
+    wrote one, else the suggestion to add --html."""
+    paths = sorted(p for w in written.values() for p in w.paths)
+    traces = [p for p in paths if p.suffix == ".json"]
     if not traces:
         return []
+    page = traces[0].with_suffix(".html")
+    page_words = f"open {page}" if page in paths else "add --html for a page"
     again = f" --model {model}" if model else ""
     return [
         "",
-        f"next: `verify explain {traces[0]}{again}` tells it step by step; add --html for a "
-        f"page to step through; `verify replay {traces[0]}{again} --protocol OTHER` runs its "
-        "schedule on another variant",
+        f"next: `verify explain {traces[0]}{again}` tells it step by step; {page_words} to step "
+        f"through it; `verify replay {traces[0]}{again} --protocol OTHER` runs its schedule "
+        "on another variant",
     ]
 
 

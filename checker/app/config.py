@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import click
 
 from leadercheck.checker import files
-from leadercheck.checker.app.args import Once, output_dir, output_file
+from leadercheck.checker.app.args import Described, Once, output_dir, output_file
 from leadercheck.checker.app.output import reporting, say, warn
 from leadercheck.checker.config.environment import NAMES as ENVIRONMENT
 from leadercheck.checker.config.environment import environment_value
@@ -66,7 +66,12 @@ def _environment_options() -> list[click.Option]:
 @click.command(
     "config",
     params=[
-        click.Argument(["target"], metavar="FILE|DIR", type=click.Path(path_type=Path)),
+        Described(
+            ["target"],
+            "the configuration file to judge (with --all: the directory of them)",
+            metavar="FILE|DIR",
+            type=click.Path(path_type=Path),
+        ),
         Once(
             ["--system"],
             type=click.Choice(list(SYSTEMS)),

@@ -20,6 +20,7 @@ from leadercheck.checker.app import common, search_options
 from leadercheck.checker.app.args import Once, output_dir, output_file
 from leadercheck.checker.app.modes import Call, Mode
 from leadercheck.checker.app.output import say, warn
+from leadercheck.checker.app.tracked import untracked_files
 from leadercheck.checker.engine.settings import SearchSettings
 from leadercheck.checker.engines import searcher
 from leadercheck.checker.errors import LeadercheckError, ModelError
@@ -150,7 +151,7 @@ def run(call: Call) -> int:
         report = GateReport(tuple(outcomes), tuple(coverage))
         golden_findings: list[str] = []
         if check_golden:
-            golden_findings = compare_golden(fresh, out)
+            golden_findings = compare_golden(fresh, out, untracked_files(out))
         elif update:
             changed = update_golden(fresh, out)
             if not as_json:

@@ -21,13 +21,14 @@ from typing import Any
 import click
 
 from leadercheck.checker import files
-from leadercheck.checker.app.args import Once, Seconds, output_dir, parse_params
+from leadercheck.checker.app.args import Described, Once, Seconds, output_dir, parse_params
 from leadercheck.checker.app.output import reporting, say, warn
 from leadercheck.checker.engine.explore import peak_memory
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.history.chart import contexts, marked, replayed
+from leadercheck.checker.history.events import History, seconds
 from leadercheck.checker.history.fit import Fitted, fit, token_numbers
-from leadercheck.checker.history.format import DEFAULT_PROTOCOL, History, load_history, seconds
+from leadercheck.checker.history.format import DEFAULT_PROTOCOL, load_history
 from leadercheck.checker.history.permits import BEAM, Permission, Refusal, permits
 from leadercheck.checker.history.safety import (
     NO_STALE_WRITE,
@@ -51,7 +52,10 @@ REPORT_SCHEMA = "leadercheck.history-report/1"
 @click.command(
     "history",
     params=[
-        click.Argument(["history_file"], metavar="FILE", type=click.Path(path_type=Path)),
+        Described(
+            ["history_file"], "the recorded history to judge", metavar="FILE",
+            type=click.Path(path_type=Path),
+        ),
         Once(["--protocol", "protocol_name"], metavar="NAME",
              help=f"The protocol the history is a run of (else the file's, else "
                   f"{DEFAULT_PROTOCOL}; see verify --list)."),

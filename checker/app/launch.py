@@ -31,4 +31,3 @@ def main() -> None:
     from leadercheck.checker.app.main import main as run  # noqa: PLC0415 (after the handler)
 
     run()
-

@@ -1,8 +1,9 @@
 """`verify --model FILE.py --lint`: check a user's model itself, and search nothing.
 
 Each protocol's model is checked as the guard checks it before a search (checker/guard.py's
-preflight, on more states), and its successor order is compared under two hash seeds, each
-in a child process (checker/order_probe.py). Exit 0 or 2.
+preflight, on more states), a declared symmetry gives one representative per orbit
+(`symmetry_audit`: a total order_key and node_keys), and its successor order is compared
+under two hash seeds, each in a child process (checker/order_probe.py). Exit 0 or 2.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from leadercheck.checker.render.lanes import chart_gaps
 
 LINT_STATES = 2000  # states whose successor order is compared under two hash seeds
 LINT_SEEDS = ("1", "2")
+LINT_ORBIT_STATES = 1000  # states whose renamings must share a representative (each tries up
+# to every renaming of its nodes: 24 for four nodes without node keys)
 LINT_SECONDS = 300
 PROBE_OUTPUT = 64 << 20  # a digest line per state; more is not a probe's
 
@@ -32,7 +35,8 @@ OPTIONS = (
         ["--lint"],
         is_flag=True,
         help="With --model: check the model itself (value semantics, fixed successor order, "
-        "also under another hash seed) and search nothing.",
+        "also under another hash seed, one representative per orbit of a declared symmetry) "
+        "and search nothing.",
     ),
 )
 
@@ -46,7 +50,7 @@ def run(call: Call) -> int:
         raise LeadercheckError("-p and --nodes go with --protocol NAME")
     catalogue = common.catalogue_of(call["model_spec"])
     assert catalogue.model is not None
-    from leadercheck.checker.guard import preflight  # noqa: PLC0415 (only a user's model)
+    from leadercheck.checker.guard import preflight, symmetry_audit  # noqa: PLC0415 (a user's model)
 
     names = [catalogue.lookup(protocol_name).name] if protocol_name else list(catalogue.protocols)
     for name in names:
@@ -56,6 +60,7 @@ def run(call: Call) -> int:
         warnings = preflight(model, catalogue.expectations.properties(name), LINT_STATES)
         for warning in warnings:
             warn(f"warning: {warning}")
+        orbits = symmetry_audit(model, LINT_ORBIT_STATES)
         digests = [_order_in_child(catalogue.model, name, values, seed) for seed in LINT_SEEDS]
         _same_order(name, digests)
         for gap in chart_gaps([model.describe(s) for s in model.initial_states()]):
@@ -64,7 +69,9 @@ def run(call: Call) -> int:
         say(
             f"{name}: ok: value semantics, immutability and a fixed successor order on "
             f"{min(states, LINT_STATES)} states; the same order under PYTHONHASHSEED "
-            f"{' and '.join(LINT_SEEDS)}" + (f"; {len(warnings)} warning(s)" if warnings else "")
+            f"{' and '.join(LINT_SEEDS)}"
+            + (f"; one representative per orbit (--symmetry) on {orbits} states" if orbits else "")
+            + (f"; {len(warnings)} warning(s)" if warnings else "")
         )
     return 0
 

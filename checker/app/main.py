@@ -104,6 +104,8 @@ class VerifyGroup(click.Group):
                     "error: something the run imported raised KeyboardInterrupt without a "
                     "Ctrl-C (a model module?); a model must not raise it",
                 )  # fmt: skip
+        except click.MissingParameter as exc:  # a BadParameter, told apart: what is missing
+            code = _failed(exc, debug, f"error: {one_line(_missing(exc))}")
         except click.BadParameter as exc:
             code = _failed(exc, debug, f"error: {one_line(_bad_parameter(exc))}")
         except click.ClickException as exc:
@@ -140,6 +142,27 @@ def _bad_parameter(exc: click.BadParameter) -> str:
         return exc.format_message()
     name = label_of(param) if isinstance(param, click.Option) else param.human_readable_name
     return f"{name} {exc.message}"
+
+
+def _missing(exc: click.MissingParameter) -> str:
+    """`missing TRACE.json: the trace file to replay (...); usage: verify replay [OPTIONS]
+    TRACE.json`: what is missing, what it is for, and the command's usage, for every
+    command's arguments and required options alike."""
+    param = exc.param
+    if param is None:
+        return exc.format_message()
+    if isinstance(param, click.Option):
+        name = f"{label_of(param)} {param.metavar}" if param.metavar else label_of(param)
+        what = (param.help or "").split(". ")[0].rstrip(".")
+        if what[1:2].islower():  # "The real system: ..." reads on as "the real system: ..."
+            what = what[0].lower() + what[1:]
+    else:
+        name, what = param.human_readable_name, getattr(param, "what", "")
+    line = f"missing {name}: {what}" if what else f"missing {name}"
+    if exc.ctx is not None:
+        usage = exc.ctx.command.get_usage(exc.ctx).removeprefix("Usage: ")
+        line += f"; usage: {usage}"
+    return line
 
 
 def _failed(exc: BaseException, debug: bool, line: str, code: int = USAGE_ERROR) -> int:

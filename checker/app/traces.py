@@ -13,12 +13,12 @@ from typing import Any
 
 import click
 
-from leadercheck.checker.app.args import Once
+from leadercheck.checker.app.args import Described, Once
 from leadercheck.checker.app.common import catalogue_of, checked_model
 from leadercheck.checker.app.output import reporting, say
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import Model
-from leadercheck.checker.properties import Property
+from leadercheck.checker.properties import Kind, Property
 from leadercheck.checker.protocols import Catalogue
 from leadercheck.checker.render.explain import explain_lines
 from leadercheck.checker.render.text import step_count
@@ -40,20 +40,34 @@ def model_option() -> Once:
 @click.command(
     "replay",
     params=[
-        click.Argument(["trace_file"], metavar="TRACE.json", type=TRACE),
+        Described(
+            ["trace_file"], "the trace file to replay (a .json that verify wrote)",
+            metavar="TRACE.json", type=TRACE,
+        ),
         Once(
             ["--protocol", "protocol_name"], metavar="NAME",
-            help="Replay on this protocol instead, with the file's parameters.",
+            help="Replay on this protocol instead (a fix), with the file's parameters: exit 0 "
+            "if the trace no longer breaks its property there, 1 if it still does.",
         ),
         model_option(),
     ],
 )  # fmt: skip
 @reporting
 def replay_command(trace_file: Path, protocol_name: str | None, model_spec: str | None) -> int:
-    """Re-execute a saved trace; exit 0 if it reproduces, 1 where it parts, 2 if malformed."""
+    """Re-execute a saved trace: exit 1 if it still breaks its property, else 0.
+
+    The exit code answers the question each form asks. On the trace's own protocol (no
+    --protocol): does the violation reproduce? 1 yes; 0 no, the protocol no longer breaks
+    the property along this trace. With --protocol FIX: does the fix hold against this
+    schedule? 0 yes, the trace no longer violates there (`verify --protocol FIX` checks
+    every schedule); 1 no, the fix still violates. A witness of a `sometimes` claim exits
+    0 while it still reaches its goal, 1 when it no longer does. Every step that differs
+    from the record is listed either way. 2: a malformed trace file or a usage error.
+    """
     saved, target, _, _, _, result = replayed_trace(trace_file, protocol_name, model_spec)
     say("\n".join(replay_lines(trace_file, saved, target.name, result)))
-    return 0 if result.reproduces else 1
+    say(verdict_line(saved, target.name, result, model_spec))
+    return 1 if result.violated else 0
 
 
 def replayed_trace(
@@ -71,7 +85,10 @@ def replayed_trace(
 
 @click.command(
     "explain",
-    params=[click.Argument(["trace_file"], metavar="TRACE.json", type=TRACE), model_option()],
+    params=[
+        Described(["trace_file"], "the trace file to explain", metavar="TRACE.json", type=TRACE),
+        model_option(),
+    ],
 )
 @reporting
 def explain_command(trace_file: Path, model_spec: str | None) -> int:
@@ -149,6 +166,45 @@ def replay_params(
         raise LeadercheckError(f"{trace_file}: 'params': {exc}") from None
 
 
+def verdict_line(
+    saved: SavedTrace, target: str, result: Replay, model_spec: str | None = None
+) -> str:
+    """The answer the exit code gives, in words: VIOLATED (exit 1) or HOLDS along this
+    trace (exit 0), and what that means for the form run."""
+    prop = result.prop
+    assert prop is not None
+    witness, cross = prop.kind is Kind.SOMETIMES, target != saved.protocol
+    again = f" --model {model_spec}" if model_spec else ""
+    if result.violated:
+        if witness:
+            why = f"{target} no longer reaches {prop.name} along it"
+        elif cross:
+            why = f"the fix does not hold: {target} still breaks {prop.name}"
+        elif result.reproduces:
+            why = "the violation reproduces"
+        else:
+            why = f"{prop.name} still breaks, though not as recorded"
+        return f"verdict: VIOLATED ({why})"
+    if witness:
+        why = f"{target} still reaches {prop.name} along it"
+    elif cross:
+        along = (
+            f"does not break {prop.name} along it"
+            if result.completed
+            else f"cannot take step {result.steps[-1].index} and does not break {prop.name} "
+            "before it"
+        )
+        why = (
+            f"the fix holds against this schedule: {target} {along}; "
+            f"`verify --protocol {target}{again}` checks every schedule"
+        )
+    elif result.expect_broken:
+        why = f"the violation no longer reproduces: {target} does not break {prop.name}"
+    else:  # a schedule kept as HOLDS (`conform --random --keep`)
+        why = f"{prop.name} holds along it, as recorded"
+    return f"verdict: HOLDS along this trace ({why})"
+
+
 def replay_lines(trace_file: Path, saved: SavedTrace, target: str, result: Replay) -> list[str]:
     """The replayed trace as numbered lines, then every difference and the verdict."""
     total = len(saved.steps) - 1
@@ -168,6 +224,10 @@ def replay_lines(trace_file: Path, saved: SavedTrace, target: str, result: Repla
     sometimes = prop.kind.value == "sometimes"
     if result.prop_broken:
         mark, status = ("reached", "is reached") if sometimes else ("broken", "is broken")
+        at = result.broken_at
+        if at is not None and at != last:  # midway, and not at the end
+            state = result.visited[at]
+            mark += f" at step {at}"
         lines.append(f"  {'':>{width}}  => {prop.name} {mark}: {prop.why(state)}")
     else:
         mark, status = ("not reached", "is not reached") if sometimes else ("holds", "holds")
@@ -186,5 +246,6 @@ def replay_lines(trace_file: Path, saved: SavedTrace, target: str, result: Repla
             f" {prop.name} {status} after step {last}"
         )
     else:
-        lines.append(f"every step is as recorded, but {prop.name} {status} at the end")
+        along = "along it" if prop.kind is Kind.ALWAYS and not result.prop_broken else "at the end"
+        lines.append(f"every step is as recorded, but {prop.name} {status} {along}")
     return lines

@@ -13,12 +13,14 @@ any state. At a level's start the observers that save progress are asked to (che
 and again where a bound or Ctrl-C stops the exploration (`stopped`).
 
 A snapshot (`snapshot`) holds the store, the frontier, the counters and the observers'
-parts, taken between two expansions: a state stays first in the queue until its expansion
-is whole, so a search stopped in the middle of one (a bound met by one of its successors,
-Ctrl-C anywhere) is saved as before it, the successors it had stored kept (a bound: they
-are whole, and the resumed search, expanding the state again, meets them as known) or,
-after Ctrl-C, which may come between any two steps, taken back (`_rewind`). A resumed
-search so ends with the same counts, verdicts and traces as one never stopped.
+parts, as data (checker/engine/snapshot.py: nothing in it names code to run, and restoring
+checks every part before any state is expanded), taken between two expansions:
+a state stays first in the queue until its expansion is whole, so a search stopped in the
+middle of one (a bound met by one of its successors, Ctrl-C anywhere) is saved as before
+it, the successors it had stored kept (a bound: they are whole, and the resumed search,
+expanding the state again, meets them as known) or, after Ctrl-C, which may come between
+any two steps, taken back (`_rewind`). A resumed search so ends with the same counts,
+verdicts and traces as one never stopped.
 
 Every state is checked on the way (checker/engine/values.py): each new state is walked for a
 part compared by identity, and each expanded state is hashed before and after its expansion
@@ -38,9 +40,9 @@ import resource
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
+from math import inf
 from typing import Any
 
-from leadercheck.checker.engine.expand import Expander
 from leadercheck.checker.engine.frontier import Frontier
 from leadercheck.checker.engine.interrupts import (
     OsExit,
@@ -51,11 +53,13 @@ from leadercheck.checker.engine.interrupts import (
     raise_if_lost,
 )
 from leadercheck.checker.engine.observers import Observer, ObserverRaised
+from leadercheck.checker.engine.represent import Expander
 from leadercheck.checker.engine.settings import SearchSettings
+from leadercheck.checker.engine.snapshot import Unreadable, count_of, record_of
 from leadercheck.checker.engine.store import FP_MASK, NO_PARENT, IndexedStore, Store
 from leadercheck.checker.engine.values import Misuse, ValueCheck, reached, unhashable_in
 from leadercheck.checker.errors import LeadercheckError, ModelError
-from leadercheck.checker.model import Model
+from leadercheck.checker.model import Model, model_name
 from leadercheck.checker.result import EndReason, Progress
 from leadercheck.checker.successors import extend_trace, rebuild_trace
 from leadercheck.checker.trace import Trace
@@ -401,13 +405,22 @@ class Explorer:
         }
 
     def _restore(self, saved: dict[str, Any]) -> None:
+        """Go on from `snapshot()`'s data; what no snapshot of this exploration holds (parts
+        missing or of the wrong shape, counts that disagree) is Unreadable, found before
+        any state is expanded."""
+        saved = record_of(saved, "store", "frontier", "generated", "seconds", "observers")
         self.store.load(saved["store"])
-        self.frontier = Frontier.load(saved["frontier"])
-        self.generated = saved["generated"]
-        self.seeded = saved.get("seeded", True)
-        self.start -= saved["seconds"]  # the seconds reported are those of the whole search
-        for observer, part in zip(self.observers, saved["observers"], strict=True):
-            observer.load(part)
+        self.frontier = Frontier.load(saved["frontier"], len(self.store))
+        self.generated = count_of(saved, "generated")
+        seeded, seconds, parts = saved.get("seeded", True), saved["seconds"], saved["observers"]
+        if type(seeded) is not bool or type(seconds) not in (int, float) or not 0 <= seconds < inf:
+            raise Unreadable("a snapshot whose counters are not counts")
+        if type(parts) is not list or len(parts) != len(self.observers):
+            raise Unreadable("a snapshot of an exploration with other observers")
+        self.seeded = seeded
+        self.start -= seconds  # the seconds reported are those of the whole search
+        for observer, part in zip(self.observers, parts, strict=True):
+            observer.load(part, self)
         self._same_hashes()
 
     def _same_hashes(self) -> None:
@@ -495,6 +508,5 @@ class Explorer:
 
 
 def _model_name(model: Model[Any]) -> str:
-    from leadercheck.checker.guard import model_name  # noqa: PLC0415 (guard imports the engine)
 
     return model_name(model)

@@ -16,6 +16,15 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
+from leadercheck.checker.engine.snapshot import (
+    Unreadable,
+    Values,
+    array_of,
+    count_of,
+    record_of,
+    values_of,
+)
+
 
 class Frontier:
     """The queue, the index of the next state to expand, and where each level starts."""
@@ -53,8 +62,9 @@ class Frontier:
             self.levels.append(index)
 
     def save(self) -> dict[str, Any]:
+        """The frontier as data (checker/engine/snapshot.py): the queue's states as values."""
         return {
-            "queue": list(self.queue),
+            "queue": Values(self.queue),
             "next": self.next,
             "level_end": self.level_end,
             "depth": self.depth,
@@ -62,7 +72,24 @@ class Frontier:
         }
 
     @classmethod
-    def load(cls, saved: dict[str, Any]) -> Frontier:
-        return cls(
-            saved["queue"], saved["next"], saved["depth"], saved["levels"], saved.get("level_end")
-        )
+    def load(cls, saved: Any, stored: int) -> Frontier:
+        """The frontier `save()` gave, of a store of `stored` states; one that no frontier
+        of such a store is (its queue not the states from `next` on, levels out of order)
+        is Unreadable."""
+        saved = record_of(saved, "queue", "next", "level_end", "depth", "levels")
+        queue = values_of(saved, "queue")
+        next_index = count_of(saved, "next", stored)
+        level_end = count_of(saved, "level_end", stored)
+        levels = array_of(saved, "levels", "I")
+        if len(queue) != stored - next_index or level_end < next_index:
+            raise Unreadable("a queue that is not the states not yet expanded")
+        starts = list(levels)
+        if (
+            not starts
+            or starts[0] != 0
+            or any(a >= b for a, b in zip(starts, starts[1:], strict=False))
+            or (len(starts) > 1 and starts[-1] >= stored)
+            or count_of(saved, "depth") != len(starts) - 1
+        ):
+            raise Unreadable("levels that are not a breadth-first search's")
+        return cls(queue, next_index, len(starts) - 1, levels, level_end)

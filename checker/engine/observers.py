@@ -13,8 +13,10 @@
 An observer sees each new state in index order (`visit`: True when it decided something;
 the exploration stops when every observer is `done`), the edges of each expanded state if
 it asks for them (`edges = True`), each level's start (`level`) and an early stop
-(`stopped`). It saves and loads its part of a checkpoint, and forgets what it made of the
-states and expansions from given indices on (`rewind`: Ctrl-C in an expansion undoes it).
+(`stopped`). It saves its part of a checkpoint as data (checker/engine/snapshot.py) and
+loads it back, checking it against the restored store (what no observer saved is
+Unreadable), and forgets what it made of the states and expansions from given indices on
+(`rewind`: Ctrl-C in an expansion undoes it).
 What a model's predicate raises (anything but the user's Ctrl-C) comes out as
 `ObserverRaised`, which the exploration turns into a ModelError with the trace to the state.
 """
@@ -22,15 +24,36 @@ What a model's predicate raises (anything but the user's Ctrl-C) comes out as
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from operator import le
+from typing import TYPE_CHECKING, Any, Protocol
 
+from leadercheck.checker.engine.frontier import Frontier
 from leadercheck.checker.engine.interrupts import from_model
+from leadercheck.checker.engine.snapshot import (
+    Unreadable,
+    Values,
+    array_of,
+    count_of,
+    record_of,
+    values_of,
+)
+from leadercheck.checker.engine.store import Store
 from leadercheck.checker.liveness import FairnessGraph
 from leadercheck.checker.properties import LIVENESS, Kind, Property
 
 if TYPE_CHECKING:
     from leadercheck.checker.checkpoint import Checkpoints
-    from leadercheck.checker.engine.explore import Explorer
+
+
+class Exploring(Protocol):
+    """What an observer sees of the exploration it watches (explore.py's Explorer): named
+    here, so that observers need not import the loop that calls them."""
+
+    store: Store
+    frontier: Frontier
+    generated: int
+
+    def snapshot(self) -> dict[str, Any]: ...
 
 
 class ClaimRaised(Exception):
@@ -125,20 +148,23 @@ class Observer:
     def expanded(self, index: int, targets: list[int], actions: list[Any]) -> None:
         """The edges of expanded state `index` (in `successors` order), if `edges`."""
 
-    def level(self, explorer: Explorer) -> None:
+    def level(self, explorer: Exploring) -> None:
         """A level starts (the frontier holds exactly it)."""
 
-    def stopped(self, explorer: Explorer) -> None:
+    def stopped(self, explorer: Exploring) -> None:
         """A bound or Ctrl-C stopped the exploration (a snapshot may be taken now)."""
 
     def rewind(self, stored: int, expanded: int) -> None:
         """Forget the states from index `stored` on and the expansions from `expanded` on."""
 
     def save(self) -> Any:
+        """Its part of a snapshot, as data (None: nothing)."""
         return None
 
-    def load(self, saved: Any) -> None:
-        pass
+    def load(self, saved: Any, explorer: Exploring) -> None:
+        """Take back what `save` gave, the explorer's store and frontier restored already."""
+        if saved is not None:
+            raise Unreadable("a part for an observer that saves none")
 
 
 class Claims(Observer):
@@ -162,9 +188,14 @@ class Claims(Observer):
         self.claims.undecide([name for name, index in self.found.items() if index >= stored])
 
     def save(self) -> Any:
-        return dict(self.found)
+        return dict(self.found)  # name -> index of the state that decided it
 
-    def load(self, saved: Any) -> None:
+    def load(self, saved: Any, explorer: Exploring) -> None:
+        names = {name for name, _, _ in self.claims.claims}
+        if type(saved) is not dict or not set(saved) <= names:
+            raise Unreadable("decided claims that are not this search's")
+        for name in saved:
+            count_of(saved, name, len(explorer.store) - 1)
         self.found.update(saved)
         self.claims.drop(list(saved))
 
@@ -174,7 +205,6 @@ class FairnessObserver(Observer):
 
     edges = True
     done = False
-    FIELDS = ("goal", "trigger", "offsets", "targets", "classes", "class_ids", "class_names")
 
     def __init__(self, graph: FairnessGraph, fairness: Any) -> None:
         self.graph = graph
@@ -207,13 +237,57 @@ class FairnessObserver(Observer):
         graph = self.graph
         return {
             "initial_count": graph.initial_count,
-            **{name: getattr(graph, name) for name in self.FIELDS},
+            "goal": list(graph.goal),
+            "trigger": list(graph.trigger),
+            "offsets": graph.offsets,
+            "targets": graph.targets,
+            "classes": graph.classes,
+            "class_names": Values(graph.class_names),  # class_ids is their index
         }
 
-    def load(self, saved: Any) -> None:
-        self.graph.initial_count = saved["initial_count"]
-        for name in self.FIELDS:
-            setattr(self.graph, name, saved[name])
+    def load(self, saved: Any, explorer: Exploring) -> None:
+        """The graph saved, checked to be one of the restored store: a bit per claim and
+        state, an edge list per expanded state, edges to stored states of known classes."""
+        graph, stored = self.graph, len(explorer.store)
+        keys = ("initial_count", "goal", "trigger", "offsets", "targets", "classes")
+        saved = record_of(saved, *keys, "class_names")
+        offsets = array_of(saved, "offsets", "Q")
+        targets, classes = array_of(saved, "targets", "I"), array_of(saved, "classes", "I")
+        names = values_of(saved, "class_names")
+        goal, trigger = saved["goal"], saved["trigger"]
+        kinds = [p.kind is Kind.LEADS_TO for p in graph.properties]
+        if (
+            type(goal) is not list
+            or type(trigger) is not list
+            or len(goal) != len(kinds)
+            or len(trigger) != len(kinds)
+            or any(type(bits) is not bytearray for bits in (*goal, *trigger))
+            or any(len(bits) != stored or bits.translate(None, b"\0\1") for bits in goal)
+            or any(
+                len(bits) != (stored if leads else 0) or bits.translate(None, b"\0\1")
+                for bits, leads in zip(trigger, kinds, strict=True)
+            )
+        ):
+            raise Unreadable("a fairness graph whose claims' bits are not one per state")
+        if (
+            len(offsets) != explorer.frontier.next + 1
+            or offsets[0] != 0
+            or not all(map(le, offsets, offsets[1:]))
+            or offsets[-1] != len(targets)
+            or len(classes) != len(targets)
+            or max(targets, default=-1) >= stored
+            or not names
+            or names[0] is not None
+            or max(classes, default=0) >= len(names)
+        ):
+            raise Unreadable("a fairness graph whose edges are not between stored states")
+        graph.initial_count = count_of(saved, "initial_count", stored)
+        graph.goal, graph.trigger = goal, trigger
+        graph.offsets, graph.targets, graph.classes = offsets, targets, classes
+        graph.class_names = names
+        graph.class_ids = {name: k for k, name in enumerate(names) if k}
+        if len(graph.class_ids) != len(names) - 1:
+            raise Unreadable("a fairness graph that names a class twice")
 
 
 class EdgeLog(Observer):
@@ -240,19 +314,19 @@ class Checkpointing(Observer):
         self.checkpoints = checkpoints
         self.saved_at: tuple[int, int, int] | None = None  # (stored, next, generated)
 
-    def level(self, explorer: Explorer) -> None:
+    def level(self, explorer: Exploring) -> None:
         if self.checkpoints.due():
             self._save(explorer)
 
-    def stopped(self, explorer: Explorer) -> None:
+    def stopped(self, explorer: Exploring) -> None:
         if self.saved_at != self._where(explorer):
             self._save(explorer)
 
-    def _save(self, explorer: Explorer) -> None:
+    def _save(self, explorer: Exploring) -> None:
         self.checkpoints.save(explorer.snapshot())
         if self.checkpoints.failure is None:
             self.saved_at = self._where(explorer)
 
     @staticmethod
-    def _where(explorer: Explorer) -> tuple[int, int, int]:
+    def _where(explorer: Exploring) -> tuple[int, int, int]:
         return len(explorer.store), explorer.frontier.next, explorer.generated

@@ -24,7 +24,10 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable
+from operator import lt
 from typing import Any
+
+from leadercheck.checker.engine.snapshot import Unreadable, Values, array_of, record_of, values_of
 
 FP_MASK = (1 << 60) - 1
 NO_PARENT = 0xFFFFFFFF  # the parent of an initial state
@@ -88,14 +91,33 @@ class Store:
         del self.moves[length:]
 
     def save(self) -> dict[str, Any]:
-        return {"keys": self.keys, "parents": self.parents, "moves": self.moves}
+        """The store as data (checker/engine/snapshot.py): the keys in index order (an
+        IndexedStore's) or in the set's (a Store's), fingerprints as an array, states as
+        values; the parents and moves as they are."""
+        keys = array("Q", self.keys) if not self.exact else Values(self.keys)
+        return {"keys": keys, "parents": self.parents, "moves": self.moves}
 
-    def load(self, saved: dict[str, Any]) -> None:
+    def load(self, saved: Any) -> None:
         """Fill this (empty) store from `save()`'s output, in place: a loop may hold its
-        arrays already."""
-        self.keys.update(saved["keys"])
-        self.parents.extend(saved["parents"])
-        self.moves.extend(saved["moves"])
+        arrays already. What no store saved is Unreadable: keys of the other kind, lengths
+        that differ, a key twice, a parent that is not an earlier state."""
+        saved = record_of(saved, "keys", "parents", "moves")
+        keys = values_of(saved, "keys") if self.exact else array_of(saved, "keys", "Q")
+        parents, moves = array_of(saved, "parents", "I"), array_of(saved, "moves", "I")
+        count = len(parents)
+        if len(keys) != count or len(moves) != count:
+            raise Unreadable("a store whose keys, parents and moves differ in number")
+        initial = next((i for i, p in enumerate(parents) if p != NO_PARENT), count)
+        if not all(map(lt, parents[initial:], range(initial, count))):
+            raise Unreadable("a store in which a state comes before its parent")
+        self._fill(keys)
+        if len(self.keys) != count:
+            raise Unreadable("a store that holds a key twice")
+        self.parents.extend(parents)
+        self.moves.extend(moves)
+
+    def _fill(self, keys: Any) -> None:
+        self.keys.update(keys)
 
 
 class Shard(Store):
@@ -135,6 +157,9 @@ class IndexedStore(Store):
             self.keys.pop(key, None)
         del self.parents[length:]
         del self.moves[length:]
+
+    def _fill(self, keys: Any) -> None:
+        self.keys.update(zip(keys, range(len(keys)), strict=True))  # saved in index order
 
     def index_of(self, key: Any) -> int | None:
         return self.keys.get(key)

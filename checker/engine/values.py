@@ -37,6 +37,7 @@ from operator import not_
 from typing import Any
 
 from leadercheck.checker.errors import ModelError
+from leadercheck.checker.model import model_name
 
 __all__ = ["Misuse", "ValueCheck", "check_value", "describe_unhashable", "short"]
 
@@ -372,7 +373,6 @@ def unhashable_in(model: Any, trace: Any) -> ModelError | None:
     """After a TypeError reported from another process, with the trace to where it was
     raised: the error naming the unhashable state if that state, or one of its
     successors, is unhashable (the trace then takes that step too); None otherwise."""
-    from leadercheck.checker.guard import model_name  # noqa: PLC0415 (error path)
     from leadercheck.checker.successors import extend_trace  # noqa: PLC0415 (error path)
 
     name = model_name(model)

@@ -14,8 +14,8 @@ from dataclasses import replace
 from typing import Any
 
 from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.history.events import History, seconds
 from leadercheck.checker.history.fit import Fitted
-from leadercheck.checker.history.format import History, seconds
 from leadercheck.checker.history.permits import Permission
 from leadercheck.checker.history.unobserved import Step
 from leadercheck.checker.model import Model

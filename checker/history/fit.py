@@ -24,7 +24,7 @@ from fractions import Fraction
 
 from leadercheck.checker.conform.bindings.lease_facts import TokenNumbers
 from leadercheck.checker.errors import LeadercheckError
-from leadercheck.checker.history.format import History, seconds
+from leadercheck.checker.history.events import History, seconds
 from leadercheck.models.params import ProtocolEntry
 
 MAX_TICKS = 1_000_000  # a history's span in ticks: the search takes them one by one

@@ -23,7 +23,7 @@ import json
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
 from json.decoder import JSONObject  # type: ignore[attr-defined]
@@ -32,82 +32,20 @@ from pathlib import Path
 from typing import Any
 
 from leadercheck.checker import files
-from leadercheck.checker.errors import LeadercheckError
-from leadercheck.checker.render.context import seconds_text
+from leadercheck.checker.history.events import MAX_TOKEN, Event, History, HistoryError, seconds
+from leadercheck.checker.history.timeline import from_timeline
 
 HISTORY_SCHEMA = "leadercheck.history/1"
 CONFORMANCE_SCHEMA = "leadercheck.conformance/1"  # what checker/conform/report.py writes
 DEFAULT_PROTOCOL = "lease-no-fencing"
 KINDS = ("acquire", "renew", "lose", "write")
 MAX_BYTES = files.TRACE_LIMIT  # a history of a million events fits; a runaway log does not
-MAX_TOKEN = 2**63 - 1  # tokens are the real system's: etcd revisions, ZooKeeper zxids
 MAX_DIGITS = 30
 MAX_EXPONENT = 18  # a decimal's magnitude and precision: exact Fractions stay small
 MAX_NAME = 100  # characters of a node's name
 HEADER_FIELDS = ("schema", "protocol", "params", "tick_seconds", "ttl_seconds", "nodes")
 EVENT_FIELDS = ("at", "node", "event", "token", "accepted", "note")
 _MODEL_NODE = re.compile(r"n[1-9][0-9]{0,2}")
-
-
-class HistoryError(LeadercheckError):
-    """A history file that cannot be read as one: the line and the field, in one line."""
-
-
-@dataclass(frozen=True)
-class Event:
-    """One thing a node logged: `number` counts from 1 in the file's order."""
-
-    number: int
-    at: Fraction  # seconds since the history began
-    node: str  # as the history names it
-    kind: str  # acquire, renew, lose or write
-    token: int | None  # the real system's fencing token
-    accepted: bool | None  # writes only: did the storage take it
-    line: int = field(compare=False)  # where the file holds it (not what it is)
-
-    def text(self) -> str:
-        """`n1 write token 101 accepted`: the event in the history's own words."""
-        words = [self.node, self.kind]
-        if self.token is not None:
-            words.append(f"token {self.token}")
-        if self.accepted is not None:
-            words.append("accepted" if self.accepted else "rejected")
-        return " ".join(words)
-
-    def named(self) -> str:
-        """`event 4 (2.5 s, n1 write token 101 accepted)`: how every report names it."""
-        return f"event {self.number} ({seconds(self.at)}, {self.text()})"
-
-
-@dataclass(frozen=True)
-class History:
-    """A recorded history: what it claims to be a run of, how time maps, and the events."""
-
-    source: str
-    protocol: str | None  # None: not said (the default protocol, or --protocol)
-    params: Mapping[str, str]  # as -p would give them, checked later by the protocol
-    tick_seconds: Fraction | None
-    ttl_seconds: Fraction | None
-    nodes: tuple[str, ...] | None  # the real names, in the order the model numbers them
-    events: tuple[Event, ...]
-    origin: str = "history"  # or "conformance timeline"
-
-    def model_node(self, name: str) -> str:
-        """The model's name for a node the history names (n1, n2, ...)."""
-        if self.nodes is None:
-            return name
-        return f"n{self.nodes.index(name) + 1}"
-
-    def node_count(self) -> int:
-        """How many nodes the events need the model to have."""
-        if self.nodes is not None:
-            return len(self.nodes)
-        return max((int(e.node[1:]) for e in self.events), default=1)
-
-
-def seconds(value: Fraction) -> str:
-    """A time as reports write it: `2.5 s`."""
-    return f"{seconds_text(float(value))} s"
 
 
 # Strict JSON: exact decimals, bounded integers, no constants, no field given twice.
@@ -213,8 +151,6 @@ def parse_history(text: str, source: str) -> History:
     if isinstance(document, _Fields) and "schema" in document:
         schema = document["schema"]
         if schema == CONFORMANCE_SCHEMA:
-            from leadercheck.checker.history.timeline import from_timeline
-
             return from_timeline(document, source)
         if schema != HISTORY_SCHEMA:
             raise fail(f'line 1: "schema" is {_shown(schema)}; expected "{HISTORY_SCHEMA}"')

@@ -30,8 +30,8 @@ from typing import Any, NamedTuple
 
 from leadercheck.checker.conform.bindings.lease_facts import TokenNumbers
 from leadercheck.checker.engine.interrupts import real_interrupt
+from leadercheck.checker.history.events import Event, History
 from leadercheck.checker.history.fit import Fitted, token_numbers
-from leadercheck.checker.history.format import Event, History
 from leadercheck.checker.history.observe import Observer, Seen
 from leadercheck.checker.history.unobserved import Step, Unobserved
 from leadercheck.checker.model import Action

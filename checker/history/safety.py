@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from leadercheck.checker.history.format import Event, seconds
+from leadercheck.checker.history.events import Event, seconds
 
 SINGLE_LEADER, NO_STALE_WRITE = "single-leader", "no-stale-write"
 HOLDS, VIOLATED = "HOLDS", "VIOLATED"

@@ -24,12 +24,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from leadercheck.checker.history.format import (
-    MAX_TOKEN,
-    Event,
-    History,
-    HistoryError,
-)
+from leadercheck.checker.history.events import MAX_TOKEN, Event, History, HistoryError
 
 ACQUIRES = ("acquire", "update")  # the lease calls that take a lease, by binding
 _CALL = re.compile(r"(n[1-9][0-9]{0,2}) ([a-z_]+): (.*)")

@@ -3,13 +3,15 @@
 JSON and DOT must match byte for byte. SVG is compared only when both files were
 made by the same Graphviz version, since another version lays out differently. Both sides
 are read through the file layer (regular files of at most `OUTPUT_LIMIT`), and an update
-rewrites the golden files all together or not at all.
+rewrites the golden files all together or not at all. A golden file no run produces is
+stale, or, when the caller knows git does not track it, never committed.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Collection
 from pathlib import Path
 
 from leadercheck.checker import files
@@ -29,8 +31,11 @@ def _trace_files(directory: Path) -> dict[str, Path]:
     return {p.name: p for p in sorted(directory.iterdir()) if p.suffix in TRACE_SUFFIXES}
 
 
-def compare_golden(fresh: Path, golden: Path) -> list[str]:
-    """Each difference between the two directories' trace files, with a short diff."""
+def compare_golden(fresh: Path, golden: Path, untracked: Collection[str] = ()) -> list[str]:
+    """Each difference between the two directories' trace files, with a short diff.
+
+    `untracked` names the golden directory's files that git does not track: one of them
+    that no run produces was never committed (left by another command), not stale."""
     new, old = _trace_files(fresh), _trace_files(golden)
     findings = []
     for name, path in new.items():
@@ -55,7 +60,14 @@ def compare_golden(fresh: Path, golden: Path) -> list[str]:
         shown = "\n".join(diff[:DIFF_LINES]) + ("\n..." if len(diff) > DIFF_LINES else "")
         findings.append(f"golden {golden / name} differs from a fresh run:\n{shown}")
     for name in old:
-        if name not in new:
+        if name in new:
+            continue
+        if name in untracked:
+            findings.append(
+                f"golden {golden / name} is not committed: git does not track it and no run "
+                "produces it (another command's output? delete it)"
+            )
+        else:
             findings.append(f"golden {golden / name} is stale: no run produces it any more")
     return findings
 

@@ -10,12 +10,10 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import reduce
 from math import gcd, lcm
-from typing import TYPE_CHECKING
 
 import z3
 
-if TYPE_CHECKING:
-    from leadercheck.checker.solver.synthesis import TimingProblem
+from leadercheck.checker.solver.problem import TimingProblem
 
 
 class _NotLinear(Exception):

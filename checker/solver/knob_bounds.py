@@ -18,7 +18,7 @@ from typing import Any, cast
 
 import z3
 
-from leadercheck.checker.solver.synthesis import TimingProblem
+from leadercheck.checker.solver.problem import TimingProblem
 
 Formula = Callable[[Mapping[str, Any]], Any]
 

@@ -121,3 +121,19 @@ def test_explain_has_one_sentence_per_step() -> None:
     )
     assert lines[-1].startswith("The property no-stale-write")
     assert lines[-1].endswith("below epoch 2, which it had already accepted.")
+
+
+def test_an_invariant_broken_midway_and_mended_by_the_end_is_broken_at_that_step() -> None:
+    """A fix replayed on a schedule may break the claim at one step and mend it by the
+    last: the replay judges every state it reaches, not the last one only."""
+    from leadercheck.checker import always
+
+    nobody_paused = always(
+        "nobody-paused", lambda s: not any(n.paused for n in s.nodes), "no node is paused",
+        lambda s: "a node is paused",
+    )  # fmt: skip
+    saved = load_trace(LEASE)  # n1 pauses at step 3 and resumes at step 6, of 10
+    result = replay(_model(saved.protocol, dict(saved.params)), saved, nobody_paused)
+    assert nobody_paused.predicate(result.final_state)  # mended at the end...
+    assert result.completed and result.prop_broken and result.broken_at == 3  # ...broken at 3
+    assert result.violated

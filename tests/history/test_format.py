@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from leadercheck.checker.app.main import main
-from leadercheck.checker.history.format import HistoryError, parse_history
+from leadercheck.checker.history.events import HistoryError
+from leadercheck.checker.history.format import parse_history
 
 HEADER = {"schema": "leadercheck.history/1", "tick_seconds": 1, "ttl_seconds": 2}
 ACQUIRE = {"at": 0.1, "node": "n1", "event": "acquire", "token": 7}

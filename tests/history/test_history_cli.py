@@ -92,7 +92,7 @@ def test_charts_are_written_with_out_byte_for_byte_the_same(tmp_path: Path) -> N
     assert trace["steps"][-1]["state"]["storage"]["stale_write_accepted"] is True
     assert "event 5 at 2.6 s" in (first / "stale-write.no-stale-write.dot").read_text()
     replayed = CliRunner().invoke(main, ["replay", str(first / "stale-write.no-stale-write.json")])
-    assert replayed.exit_code == 0 and "no-stale-write is broken again" in replayed.output
+    assert replayed.exit_code == 1 and "no-stale-write is broken again" in replayed.output
 
 
 def test_a_long_chart_is_its_last_steps(tmp_path: Path) -> None:
@@ -104,9 +104,9 @@ def test_a_long_chart_is_its_last_steps(tmp_path: Path) -> None:
 
 
 def test_a_conformance_timeline_reads_as_a_history(tmp_path: Path) -> None:
-    """The README's etcd run (`verify conform ... --timeline`, its entries written by the
-    harness's own `Entry.to_json`): its lease calls are the events, at their real times;
-    the ticks the run made set the history's tick."""
+    """The manual's etcd run (docs/commands/conform.md: `verify conform ... --timeline`, its
+    entries written by the harness's own `Entry.to_json`): its lease calls are the events, at
+    their real times; the ticks the run made set the history's tick."""
     assert history_format.CONFORMANCE_SCHEMA == CONFORMANCE_SCHEMA
     rows = [
         (0, 0.008, "servers and clients started"),

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from leadercheck.checker.history.bench import leader_history
+from leadercheck.checker.history.events import History
 from leadercheck.checker.history.fit import fit, token_numbers
-from leadercheck.checker.history.format import History, parse_history
+from leadercheck.checker.history.format import parse_history
 from leadercheck.checker.history.observe import Observer
 from leadercheck.checker.history.permits import Permission, permits, wants
 from leadercheck.checker.history.safety import HOLDS, VIOLATED, judge

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from leadercheck.checker.history.format import Event
+from leadercheck.checker.history.events import Event
 from leadercheck.checker.history.safety import HOLDS, VIOLATED, Finding, judge
 
 TTL = Fraction(2)

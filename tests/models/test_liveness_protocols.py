@@ -95,8 +95,8 @@ def test_a_cut_off_node_does_not_burn_the_kept_term(raft: RaftModel) -> None:
 
 @pytest.mark.slow
 def test_raft_at_five_nodes_recovers_a_leader_after_any_partition() -> None:
-    """The README's 5-node run: one term before stabilizing and one after, no crash
-    (660,621 states, about two minutes)."""
+    """The manual's 5-node run (docs/concepts/liveness.md): one term before stabilizing and
+    one after, no crash (660,621 states, about two minutes)."""
     entry = lookup("raft")
     model = entry.build(entry.resolve({"nodes": "5", "terms": "1", "crashes": "0"}))
     result = check(model, [leader_recovers])

@@ -75,9 +75,17 @@ def test_the_symmetric_protocols() -> None:
     assert not {"bully", "gossip", "heartbeat-no-quorum"} & set(SYMMETRIC)
 
 
-HEAVY = {"raft", "raft-volatile-vote", "raft-no-quorum", "patroni",  # 2 to 3 s each
-         "lease-fencing", "lease-no-fencing", "zookeeper", "zookeeper-fencing",
-         "zookeeper-multi"}  # over a second each: lease-cas, k8s-lease and the rest stay
+HEAVY = {
+    "raft",
+    "raft-volatile-vote",
+    "raft-no-quorum",
+    "patroni",  # 2 to 3 s each
+    "lease-fencing",
+    "lease-no-fencing",
+    "zookeeper",
+    "zookeeper-fencing",
+    "zookeeper-multi",
+}  # over a second each: lease-cas, k8s-lease and the rest stay
 
 
 @pytest.mark.parametrize(

@@ -78,4 +78,4 @@ def test_replay_says_how_long_the_trace_is(tmp_path: Path) -> None:
         r"tiny-lock-racy counterexample of 1 step for mutual-exclusion", replayed.stdout
     )
     assert "the replay parts" not in replayed.stdout
-    assert "every step is as recorded, but mutual-exclusion holds at the end" in replayed.stdout
+    assert "every step is as recorded, but mutual-exclusion holds along it" in replayed.stdout

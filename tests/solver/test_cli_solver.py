@@ -28,7 +28,7 @@ def test_bmc_finds_the_forgetvote_violation_and_writes_a_replayable_trace(tmp_pa
     saved = tmp_path / "raft-election.bmc.json"
     assert len(json.loads(saved.read_text())["steps"]) == 9
     replayed = CliRunner().invoke(main, ["replay", str(saved)])
-    assert replayed.exit_code == 0, replayed.output
+    assert replayed.exit_code == 1, replayed.output  # the violation reproduces
     assert "single-leader is broken again" in replayed.output
 
 

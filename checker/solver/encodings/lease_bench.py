@@ -1,6 +1,6 @@
 """lease-bench in z3: the lease-fencing benchmark's transition relation, one copy per step.
 
-The reference is models/lease_bench.py (and ../shared/benchmarks/lease-fencing.md): from
+The reference is models/lease_bench.py (the lease-fencing benchmark's semantics): from
 any state, the relation allows exactly the explicit model's successors, so bounded model
 checking finds the same shortest counterexamples and witnesses as breadth-first search.
 

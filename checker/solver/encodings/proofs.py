@@ -10,7 +10,7 @@ from leadercheck.checker.solver.encodings.lease_proof import LeaseFencingProof
 from leadercheck.checker.solver.encodings.lease_timing import lease_timing_problem
 from leadercheck.checker.solver.encodings.raft_proof import RaftElectionProof
 from leadercheck.checker.solver.induction import InductiveModel
-from leadercheck.checker.solver.synthesis import TimingProblem
+from leadercheck.checker.solver.problem import TimingProblem
 
 # catalogue name -> its protocol for any number of nodes, with the invariant to prove
 PROOFS: dict[str, Callable[[], InductiveModel[Any]]] = {

@@ -1,6 +1,6 @@
 """raft-election in z3: the benchmark's transition relation, one copy of the state per step.
 
-The reference is models/raft_election.py (and ../shared/benchmarks/raft-election.md): from
+The reference is models/raft_election.py (the raft-election benchmark's semantics): from
 any state within the variables' ranges (`domain`), the relation allows exactly the explicit
 model's successors, so bounded model checking finds the same shortest counterexamples and
 witnesses as breadth-first search.
