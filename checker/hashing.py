@@ -43,8 +43,9 @@ def pin_hashing(argv: list[str]) -> None:
     command = [*no_aslr_prefix(), sys.executable, "-m", "leadercheck.checker.app", *argv]
     sys.stdout.flush()
     sys.stderr.flush()
-    # an ignored signal stays ignored across exec (a caught one would fall back to its
-    # default and kill the new process while Python starts): the launcher takes them again
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, signal.SIG_IGN)
+    # blocked across the exec: a caught signal would fall back to its default and kill the
+    # new process while Python starts, and an ignored one would be lost (a Ctrl-C then
+    # runs the whole search); a blocked one stays pending, the mask and the pending set
+    # survive exec, and the launcher takes them again and unblocks them (launch.py)
+    signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
     os.execvpe(command[0], command, env)

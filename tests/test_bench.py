@@ -18,6 +18,7 @@ def test_every_benchmark_names_a_protocol_and_its_parameters() -> None:
         protocol.resolve(dict(case.params))  # raises on an unknown or out-of-range parameter
 
 
+@pytest.mark.slow  # 5 s of timed runs; the benchmark's counts are checked in the default set
 def test_bench_reports_counts_speed_and_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     small = BenchCase("lease-no-fencing", (("nodes", "2"), ("pauses", "0")))
     monkeypatch.setattr("leadercheck.checker.app.bench.CASES", (small,))

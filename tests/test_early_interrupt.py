@@ -9,11 +9,14 @@ every one of them on any machine, however busy.
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from leadercheck.checker import hashing
 from tests.helpers import run_interrupted
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,3 +35,29 @@ def test_ctrl_c_while_verify_starts_exits_3_in_one_line(
     assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr
     if not done.stdout.strip():  # stopped before the search began: the one line
         assert done.stderr.strip().splitlines()[-1] == "interrupted", done.stderr[-300:]
+
+
+def test_a_signal_sent_while_verify_re_executes_itself_is_delivered_after_it(
+    tmp_path: Path,
+) -> None:
+    """`--checkpoint` re-executes verify with pinned hashing; a Ctrl-C sent in that instant
+    (here: by the process itself, just before its exec) is held across the exec and ends
+    the new process at once, never lost while a search of minutes runs."""
+    code = (
+        "import os, signal, sys\n"
+        "from leadercheck.checker import hashing\n"
+        "real = os.execvpe\n"
+        "def exec_after_a_signal(*args):\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    real(*args)\n"
+        "os.execvpe = exec_after_a_signal\n"
+        "signal.signal(signal.SIGINT, lambda *a: sys.exit('the signal came before the exec'))\n"
+        f"hashing.pin_hashing([*{LONG!r}, '--out', {str(tmp_path)!r}])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != hashing.PINNED}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (3, "interrupted\n"), done.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -28,6 +28,9 @@ def main() -> None:
     """The `verify` console script."""
     for signum in STOP_SIGNALS:
         signal.signal(signum, _stopped)
+    # a re-run (`pin_hashing`'s exec) starts with them blocked, any that came meanwhile
+    # pending: it lands here, now
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     from leadercheck.checker.app.main import main as run  # noqa: PLC0415 (after the handler)
 
     run()

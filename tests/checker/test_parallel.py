@@ -184,6 +184,7 @@ def test_initial_states_error_as_check() -> None:
     assert str(parallel.value) == str(single.value)
 
 
+@pytest.mark.slow  # 8 s; the catalogue's protocols as check stay in the default set
 @settings(max_examples=50, deadline=None)
 @given(graphs(), st.sampled_from(WORKERS))
 def test_random_graphs_as_check(

@@ -137,7 +137,8 @@ def patroni_spellings(ttl: int, loop: int, retry: int, sync: str) -> dict[str, s
 
 
 @pytest.mark.parametrize(
-    ("ttl", "loop", "retry", "sync"), [(30, 10, 10, "false"), (40, 5, 5, "true")]
+    ("ttl", "loop", "retry", "sync"),
+    [(30, 10, 10, "false"), pytest.param(40, 5, 5, "true", marks=pytest.mark.slow)],  # 6 s
 )
 def test_patroni_timings_in_every_spelling(ttl: int, loop: int, retry: int, sync: str) -> None:
     spelled = {n: verdicts(t) for n, t in patroni_spellings(ttl, loop, retry, sync).items()}

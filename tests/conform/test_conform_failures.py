@@ -72,10 +72,11 @@ def no_server_starts(monkeypatch: pytest.MonkeyPatch) -> None:
             str(ROOT / "counterexamples/zookeeper.json"),
             "--against", "zookeeper", "--endpoint", CLOSED,
         ],
-        [
-            "--model", REDLOCK, "--against", "redis", "--random", "2",
-            "--endpoint", ",".join(f"127.0.0.1:{p}" for p in (1, 2, 3, 4, 5)),
-        ],
+        pytest.param(  # redis-py retries a refused connection with backoff: 11 s
+            ["--model", REDLOCK, "--against", "redis", "--random", "2",
+             "--endpoint", ",".join(f"127.0.0.1:{p}" for p in (1, 2, 3, 4, 5))],
+            marks=pytest.mark.slow,
+        ),
     ],
 )  # fmt: skip
 def test_a_closed_endpoint_is_one_line_naming_system_and_address(
@@ -363,6 +364,7 @@ def test_the_record_of_an_interrupted_run_is_json_and_says_so() -> None:
     assert line == "interrupted after 2 of 50 schedules (7 steps in 0 s); wrote t.json"
 
 
+@pytest.mark.slow  # 6 s; the same contract for the search: tests/test_interrupt.py
 def test_a_keyboard_interrupt_no_ctrl_c_sent_is_not_an_interrupted_run(
     monkeypatch: pytest.MonkeyPatch, no_server_starts: None
 ) -> None:
