@@ -304,3 +304,63 @@ def test_a_process_that_hashes_differently_is_refused(tmp_path: Path) -> None:
     result = _cli(["--protocol", "raft", "--resume", str(cp), "--out", str(tmp_path)], seeded)
     assert result.returncode == 2, result.stderr
     assert result.stderr.count("\n") == 1 and "hashes states differently" in result.stderr
+
+
+LAZY_STATES = '''
+"""The state record, imported by the model only when it builds one."""
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Count:
+    value: int
+'''
+LAZY_MODEL = '''
+"""A model that imports its state class inside its builder, not at the top."""
+from leadercheck.checker import Action, Model, always, sometimes
+from leadercheck.models.params import Param, ProtocolEntry
+
+
+class Counter(Model):
+    def __init__(self, top):
+        from lazy_states import Count
+
+        self.top, self.Count = top, Count
+
+    def initial_states(self):
+        return [self.Count(0)]
+
+    def successors(self, s):
+        for step in (1, 2):
+            if s.value + step <= self.top:
+                yield Action(f"add-{step}", "c", None), self.Count(s.value + step)
+
+    def describe(self, s):
+        return {"c": {"value": s.value}}
+
+
+PROTOCOLS = (ProtocolEntry("lazy", "counts", (Param("top", 40, 1, 99, "top"),), Counter),)
+PROPERTIES = (
+    always("bounded", lambda s: s.value <= 40, "it stays within 40"),
+    sometimes("top", lambda s: s.value == 40, "it reaches 40"),
+)
+EXPECTED = {"lazy": {"bounded": "HOLDS", "top": "HOLDS"}}
+'''
+
+
+def test_a_model_that_imports_its_state_classes_when_built_resumes(tmp_path: Path) -> None:
+    """The checkpoint is read once the model is built, so the classes it names are those
+    the model has loaded by then, wherever it imports them (here: inside its builder)."""
+    (tmp_path / "lazy_states.py").write_text(LAZY_STATES)
+    model = tmp_path / "lazy_model.py"
+    model.write_text(LAZY_MODEL)
+    args = ["--model", str(model), "--protocol", "lazy", "--exact", "--json"]
+    whole = _cli([*args, "--out", str(tmp_path / "w")])
+    assert whole.returncode == 0, whole.stderr
+    cp = str(tmp_path / "cp")
+    cut = _cli([*args, "--out", str(tmp_path / "c"), "--max-states", "10", "--checkpoint", cp,
+                "--checkpoint-every", "0"])  # fmt: skip
+    assert cut.returncode == 3, cut.stderr
+    resumed = _cli([*args, "--out", str(tmp_path / "r"), "--resume", cp])
+    assert resumed.returncode == 0, resumed.stderr
+    same_search(json.loads(whole.stdout), json.loads(resumed.stdout))

@@ -181,6 +181,10 @@ def run(call: Call) -> int:
         )
     checkpoints = _checkpoints(catalogue, protocol, values, properties, settings, call)
     model = common.checked_model(catalogue, protocol, values, properties)
+    if checkpoints is not None and checkpoints.resume_from is not None:
+        # once the model is built (its state classes loaded, wherever it imports them) and
+        # before the search: a missing, unreadable or foreign checkpoint fails here
+        checkpoints.load()
     graph = (
         _state_graph(catalogue, protocol, values, model)
         if call["diagram"] == "state-graph"
@@ -309,8 +313,6 @@ def _checkpoints(
     found = Checkpoints(directory, identity, call["checkpoint_every"], resume_dir)
     chosen_strategy(settings.but(checkpoints=found))  # the strategy refuses what it cannot save
     output_dir(directory, "--checkpoint" if call["checkpoint_dir"] else "--resume")
-    if resume_dir is not None:
-        found.load()  # a missing, unreadable or foreign checkpoint fails here, before the search
     return found
 
 
