@@ -100,7 +100,9 @@ def stop_then_resume(case: Case, tmp_path: Path, **stop: Any) -> tuple[CheckResu
 
 
 @pytest.mark.parametrize("name", list(CASES))
-@pytest.mark.parametrize("share", [0.0, 0.37, 0.8])
+@pytest.mark.parametrize(  # a cut at the start and one midway here; near the end in -m slow
+    "share", [0.0, 0.37, pytest.param(0.8, marks=pytest.mark.slow)]
+)
 def test_a_state_bound_saves_where_it_stopped_and_resume_ends_as_unstopped(
     name: str, share: float, tmp_path: Path
 ) -> None:

@@ -338,8 +338,13 @@ def test_shun_cuts_only_what_one_dialer_made_and_refuses_its_new_ones(
             assert roundtrip(sock) == b"ping\n"  # not the shunned dialer's: it passes
             assert peers.shun("me") == 1
             assert closed_within(sock, 1.0)
-        with connect(peers) as again:
-            assert closed_within(again, 1.0)  # refused while shunned
+        try:
+            again = connect(peers)
+        except ConnectionResetError:
+            pass  # reset before the client's connect returned: refused all the same
+        else:
+            with again:
+                assert closed_within(again, 1.0)  # refused while shunned
         peers.heal()
         with connect(peers) as healed:
             assert roundtrip(healed) == b"ping\n"
