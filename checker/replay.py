@@ -17,7 +17,7 @@ from typing import Any
 
 from leadercheck.checker.errors import ModelError
 from leadercheck.checker.model import Action, Model
-from leadercheck.checker.properties import LIVENESS, Kind, Property
+from leadercheck.checker.properties import Kind, Property
 
 JsonState = Mapping[str, Mapping[str, Any]]
 
@@ -262,24 +262,23 @@ def replay(
         visited.append(state)
     broken: bool | None = None
     broken_at: int | None = None
-    if prop is not None:
-        holds = bool(prop.predicate(state))
-        broken = holds if prop.kind is Kind.SOMETIMES else not holds
-        if prop.kind in (Kind.ALWAYS, Kind.SOMETIMES):
-            goal = prop.kind is Kind.SOMETIMES
-            broken_at = next(
-                (k for k, s in enumerate(visited) if bool(prop.predicate(s)) is goal), None
-            )
-            broken = broken_at is not None
-        if prop.kind in LIVENESS and saved.loop_from is not None:
-            # a lasso breaks the claim again if its loop closes and never meets the goal
-            # (leads-to), or keeps coming back to where it fails (eventually-always)
-            loop = visited[saved.loop_from :]
-            closes = len(visited) == len(saved.steps) and loop[-1] == loop[0]
-            met = [bool(prop.predicate(s)) for s in loop]
-            broken = closes and not (any(met) if prop.kind is Kind.LEADS_TO else all(met))
+    if prop is not None and prop.kind in (Kind.ALWAYS, Kind.SOMETIMES):
+        goal = prop.kind is Kind.SOMETIMES  # an invariant breaks where it is false
+        broken_at = next(
+            (k for k, s in enumerate(visited) if bool(prop.predicate(s)) is goal), None
+        )
+        broken = broken_at is not None
+    elif prop is not None and saved.loop_from is not None:
+        # a lasso breaks the liveness claim again if its loop closes and never meets the
+        # goal (leads-to), or keeps coming back to where it fails (eventually-always)
+        loop = visited[saved.loop_from :]
+        closes = len(visited) == len(saved.steps) and loop[-1] == loop[0]
+        met = [bool(prop.predicate(s)) for s in loop]
+        broken = closes and not (any(met) if prop.kind is Kind.LEADS_TO else all(met))
+    elif prop is not None:  # a liveness claim on a trace with no loop: judged at its end
+        broken = not prop.predicate(state)
     # a trace recorded as HOLDS (a schedule kept by `conform --random --keep`) reproduces
-    # when the invariant holds again at its end
+    # when the invariant holds again along it
     expect = not (prop is not None and prop.kind is Kind.ALWAYS and saved.verdict == "HOLDS")
     return Replay(
         initial_diff,
