@@ -12,9 +12,14 @@ The exports load on first use (PEP 562), so importing a module of the package (t
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
 
+# `typing` is not imported at run time: every `verify` starts by loading this package, and
+# the less it loads, the sooner the launcher takes Ctrl-C (checker/app/launch.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
+    from leadercheck.checker.engine.strategies.bfs import check
     from leadercheck.checker.errors import LeadercheckError, ModelError
     from leadercheck.checker.model import FAULT, RECOVERY, STEP, TICK, Action, Model
     from leadercheck.checker.properties import (
@@ -35,7 +40,6 @@ if TYPE_CHECKING:
         Stats,
         Verdict,
     )
-    from leadercheck.checker.search import check
     from leadercheck.checker.trace import Step, Trace
 
 _WHERE = {
@@ -49,7 +53,7 @@ _WHERE = {
     "leadercheck.checker.result": (
         "CheckResult", "EndReason", "Progress", "PropertyResult", "Stats", "Verdict",
     ),
-    "leadercheck.checker.search": ("check",),
+    "leadercheck.checker.engine.strategies.bfs": ("check",),
     "leadercheck.checker.trace": ("Step", "Trace"),
 }  # fmt: skip
 _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}

@@ -153,8 +153,8 @@ class Model(ABC, Generic[S]):
         enabled in `state` or can become enabled before it is taken: in either order the
         two reach the same state and neither disables the other; (3) nothing but itself
         disables it. Exploring only one local action from `state` then loses no reachable
-        violation (checker/por.py). Declaring none is always sound. A model declares
-        them on the actions it yields; this view of them serves tests and tools.
+        violation (checker/engine/reductions/por.py). Declaring none is always sound. A model
+        declares them on the actions it yields; this view of them serves tests and tools.
         """
         return tuple(k for k, (action, _) in enumerate(self.successors(state)) if action.local)
 

@@ -21,7 +21,7 @@ class Kind(enum.Enum):
     """ALWAYS must hold in every reachable state; SOMETIMES must hold in at least one;
     LEADS_TO: on every fair behaviour, a state where `trigger` holds is followed by one
     where `predicate` holds; PERSISTS: on every fair behaviour, `predicate` eventually
-    holds for good (checker/liveness.py judges both)."""
+    holds for good (checker/engine/liveness.py judges both)."""
 
     ALWAYS = "always"
     SOMETIMES = "sometimes"

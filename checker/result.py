@@ -24,7 +24,8 @@ class EndReason(enum.Enum):
     MAX_DEPTH = "depth bound reached"
     MAX_MEMORY = "memory bound reached"
     INTERRUPTED = "interrupted"
-    # the sampled searches (checker/sampling/): they end without having seen every state
+    # the sampled searches (checker/engine/strategies/sampling/): they end without having seen
+    # every state
     BUDGET = "walks or time budget spent"
     HASHED = "every state the bit array let through explored"
     FIRST_VIOLATION = "stopped at the first violation"
@@ -46,7 +47,9 @@ class Phase:
     end: EndReason = EndReason.EXHAUSTED
 
 
-FINGERPRINT_SPACE = float(1 << 60)  # checker/successors.py keeps 60 bits of each state's hash
+FINGERPRINT_SPACE = float(
+    1 << 60
+)  # checker/engine/successors.py keeps 60 bits of each state's hash
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """A total order over every value a state may hold: the default `Model.order_key`.
 
-Symmetry reduction keeps the least renaming of a state (checker/symmetry.py), which is one
-state per orbit only if "least" is unique: the order must be total. Python's own `<` is not:
-frozensets compare as subsets (neither {1} < {2} nor {2} < {1}), None does not compare with
+Symmetry reduction keeps the least renaming of a state (checker/engine/reductions/symmetry.py),
+which is one state per orbit only if "least" is unique: the order must be total. Python's own `<`
+is not: frozensets compare as subsets (neither {1} < {2} nor {2} < {1}), None does not compare with
 an int, an Enum with nothing. `value_key` maps a value to a string (strings compare totally,
 and fast) that is
 

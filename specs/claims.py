@@ -26,7 +26,7 @@ Timing (lease-renewal, read from the ghost `state.extra.deposed`):
 - false-failover (`sometimes`, a finding): the opposite, reachable in a configuration
   whose TTL is too short for its renew interval and delays.
 
-Liveness, on fair behaviours (checker/liveness.py):
+Liveness, on fair behaviours (checker/engine/liveness.py):
 - leader-eventually, leader-recovers: some node eventually leads (from the start; after
   it is lost while a majority is connected and timing has stabilized).
 - leadership-settles (eventually always): elections eventually stop for good; a fair

@@ -22,13 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from leadercheck.checker import files
-from leadercheck.checker.engine.settings import DEFAULT_SAMPLING, Sampling
+from leadercheck.checker.engine.settings import BITSTATE, DEFAULT_SAMPLING, SIMULATE, Sampling
 from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.io import files
+from leadercheck.checker.io.sizes import format_size, parse_size
 from leadercheck.checker.properties import Kind, Property
 from leadercheck.checker.result import Verdict
-from leadercheck.checker.sampling.options import BITSTATE, SIMULATE
-from leadercheck.checker.sizes import format_size, parse_size
 from leadercheck.specs.claims import PROPERTIES
 
 EXPECTED_FILE = Path(__file__).with_name("expected.toml")

@@ -111,6 +111,25 @@ ROOT = Path(__file__).resolve().parents[1]
 PROCESS_TIMEOUT = 120
 
 
+def _catches_sigterm(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    caught = next(line for line in status.splitlines() if line.startswith("SigCgt:"))
+    return bool(int(caught.split()[1], 16) >> (signal.SIGTERM - 1) & 1)
+
+
+def _wait_for_launcher(proc: subprocess.Popen[str]) -> None:
+    """Until the process catches SIGTERM: Python never does by itself, `verify`'s launcher
+    does first of all (checker/app/launch.py)."""
+    deadline = time.monotonic() + PROCESS_TIMEOUT
+    while not _catches_sigterm(proc.pid):
+        assert proc.poll() is None, "the process ended before its launcher took the signals"
+        assert time.monotonic() < deadline, "the launcher never took the stop signals"
+        time.sleep(0.001)
+
+
 def run_interrupted(
     args: list[str],
     cwd: Path,
@@ -119,6 +138,7 @@ def run_interrupted(
     signum: int = signal.SIGINT,
     group: bool = False,
     ready: str | None = None,
+    launched: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """Run `args` as a process with Ctrl-C's default handling and send it SIGINT (or
     `signum`; to its whole process group if `group`, as a terminal or a supervisor does):
@@ -126,6 +146,9 @@ def run_interrupted(
     the line a command prints when it has begun) and then `after` seconds more, or with no
     `ready` after `after` seconds; with `again`, a second one that much later. Waiting for
     the process to say it is ready, never for a fixed time, is what holds on a busy machine.
+    With `launched`, `after` counts from the moment `verify`'s launcher has taken the stop
+    signals (checker/app/launch.py: SIGTERM caught, as /proc says), not from the fork: how
+    long an interpreter takes to start on a loaded machine is not the product's to control.
     Fails if a worker process it started is left running."""
     import psutil  # noqa: PLC0415 (a test tool, for the tests that send signals)
 
@@ -164,6 +187,8 @@ def run_interrupted(
             while not seen.wait(0.05) and proc.poll() is None and time.monotonic() < deadline:
                 pass
             assert seen.is_set(), f"never said {ready!r}: {''.join(said['err'])[-500:]}"
+        if launched:
+            _wait_for_launcher(proc)
         if after is not None or ready is not None:
             time.sleep(after or 0.0)
             children = psutil.Process(proc.pid).children(recursive=True)

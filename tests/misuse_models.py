@@ -1,4 +1,4 @@
-"""Tiny models that each break one promise a model makes to the engine (checker/guard.py).
+"""Tiny models that each break one promise a model makes to the engine (checker/engine/guard.py).
 
 Each is a counter over 0..limit (or a record holding one) with a single misuse, so a test
 can say exactly what the guard must report. None of them depends on models/.

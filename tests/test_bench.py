@@ -7,8 +7,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from leadercheck.checker.app.benchmarks.timed import CASES, BenchCase
 from leadercheck.checker.app.main import main
-from leadercheck.checker.bench import CASES, BenchCase
 from leadercheck.models.catalogue import PROTOCOLS
 
 
@@ -56,10 +56,14 @@ def test_bench_of_an_unknown_model_is_a_usage_error() -> None:
 def test_bench_of_the_sampled_strategies_on_small_stand_ins(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("leadercheck.checker.bench_sampled.FIND_AT", (("raft-no-quorum", 4),))
-    monkeypatch.setattr("leadercheck.checker.bench_sampled.SHORTEST_AT", (("raft-no-quorum", 3),))
+    monkeypatch.setattr(
+        "leadercheck.checker.app.benchmarks.sampled.FIND_AT", (("raft-no-quorum", 4),)
+    )
+    monkeypatch.setattr(
+        "leadercheck.checker.app.benchmarks.sampled.SHORTEST_AT", (("raft-no-quorum", 3),)
+    )
     small = (("N", "3"), ("NC", "3"), ("MaxTerm", "2"))
-    monkeypatch.setattr("leadercheck.checker.bench_sampled.BITSTATE_SIZES", {False: small})
+    monkeypatch.setattr("leadercheck.checker.app.benchmarks.sampled.BITSTATE_SIZES", {False: small})
     result = CliRunner().invoke(main, ["bench", "--sampled", "--seeds", "2", "--json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)

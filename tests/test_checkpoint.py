@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from leadercheck.checker.app.main import main
-from leadercheck.checker.checkpoint import FILE, HEADER
+from leadercheck.checker.engine.checkpoint import FILE, HEADER
 
 ROOT = Path(__file__).resolve().parents[1]
 RAFT_ELECTION = ["--protocol", "raft-election", "-p", "N=3", "-p", "NC=3", "-p", "MaxTerm=2"]
@@ -119,7 +119,7 @@ def test_a_full_disk_keeps_the_last_checkpoint_and_the_search_going(
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     with monkeypatch.context() as patched:
-        patched.setattr("leadercheck.checker.checkpoint.write", full)
+        patched.setattr("leadercheck.checker.engine.checkpoint.write", full)
         code2, second = run(*RAFT_ELECTION, "--checkpoint", str(cp), "--checkpoint-every", "0")
     assert code == code2 == 0
     same_search(first, second)

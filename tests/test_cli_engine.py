@@ -14,8 +14,8 @@ import leadercheck.checker.app.bench as bench
 from leadercheck.checker.app.check import measures
 from leadercheck.checker.app.main import main
 from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.io.sizes import parse_size
 from leadercheck.checker.render.report import MeasureTable
-from leadercheck.checker.sizes import parse_size
 from leadercheck.models.catalogue import PROTOCOLS
 
 RAFT_4 = ["--protocol", "raft-election", "-p", "N=4", "-p", "NC=3", "-p", "MaxTerm=2"]

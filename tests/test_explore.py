@@ -28,7 +28,7 @@ from leadercheck.checker.app.explore import (
     exploration_of,
 )
 from leadercheck.checker.app.main import main
-from leadercheck.checker.guard import GuardedModel
+from leadercheck.checker.engine.guard import GuardedModel
 from leadercheck.models.catalogue import lookup
 from tests.conftest import ARTIFACTS
 from tests.helpers import run_interrupted

@@ -15,7 +15,7 @@ from click.testing import CliRunner, Result
 
 from leadercheck.checker import always, check, sometimes
 from leadercheck.checker.app.main import main
-from leadercheck.checker.gate import GateCase, judge
+from leadercheck.checker.gate.cases import GateCase, judge
 from leadercheck.checker.result import Verdict
 from leadercheck.models.catalogue import PROTOCOLS
 from leadercheck.models.cluster import ClusterState, FaultBounds

@@ -18,12 +18,13 @@ VERIFY = [sys.executable, "-c", "from leadercheck.checker.app.main import main; 
 
 def _interrupted_in(phase: str, signame: str = "SIGINT") -> str:
     """A script that runs `verify` with a real SIGINT (or `signame`) raised inside `phase`."""
+    sampling = "leadercheck.checker.engine.strategies.sampling"
     hook = {
-        "search": "leadercheck.checker.search.FairnessGraph.visit",
-        "fair cycles": "leadercheck.checker.fair_cycles.Judge.judge",
-        "walks": "leadercheck.checker.sampling.walks.WalkWorker._walk",
-        "bitstate": "leadercheck.checker.sampling.depth_first.BitstateWorker._arrived",
-        "shorten": "leadercheck.checker.sampling.shorten.replay_labels",
+        "search": "leadercheck.checker.engine.strategies.bfs.FairnessGraph.visit",
+        "fair cycles": "leadercheck.checker.engine.fair_cycles.Judge.judge",
+        "walks": f"{sampling}.walks.WalkWorker._walk",
+        "bitstate": f"{sampling}.depth_first.BitstateWorker._arrived",
+        "shorten": f"{sampling}.shorten.replay_labels",
     }[phase]
     module, _, attr = hook.rpartition(".")
     owner, _, cls = module.rpartition(".")

@@ -3,7 +3,7 @@
 click parses; this layer makes its types strict where Python's are lenient (`int()` takes
 "1_000" and other scripts' digits, `float()` takes "nan" and "inf"), refuses a single-value
 option given twice instead of keeping the last, and turns `-p NAME=VALUE` into a mapping.
-The paths are checked by `checker/files.py` through `output_dir`/`output_file` here, before
+The paths are checked by `checker/io/files.py` through `output_dir`/`output_file` here, before
 the first search.
 """
 
@@ -17,8 +17,8 @@ from typing import Any
 
 import click
 
-from leadercheck.checker import files
 from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.io import files
 
 _COUNT = re.compile(r"[0-9]{1,18}")
 _DIGITS = re.compile(r"[0-9]+")

@@ -14,9 +14,7 @@ from pathlib import Path
 import click
 
 from leadercheck.checker.app.args import Count, Once, output_file
-from leadercheck.checker.app.check import measures
-from leadercheck.checker.app.output import reporting, say, warn
-from leadercheck.checker.bench import (
+from leadercheck.checker.app.benchmarks.timed import (
     CASES,
     DEFAULT_SEARCHES,
     bench_lines,
@@ -24,6 +22,8 @@ from leadercheck.checker.bench import (
     searches,
     with_reductions,
 )
+from leadercheck.checker.app.check import measures
+from leadercheck.checker.app.output import reporting, say, warn
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.render.cost_plot import write_cost_plot
 from leadercheck.checker.render.report import MeasureTable
@@ -134,7 +134,7 @@ def bench_command(
 
 
 def _bench_spin(repeat: int, as_json: bool) -> int:
-    from leadercheck.checker import bench_spin  # noqa: PLC0415 (only when asked for)
+    from leadercheck.checker.app.benchmarks import spin as bench_spin  # noqa: PLC0415 (only when asked for)
 
     rows = bench_spin.side_by_side(repeat=repeat)
     if as_json:
@@ -145,7 +145,7 @@ def _bench_spin(repeat: int, as_json: bool) -> int:
 
 
 def _bench_sampled(seeds: int, large: bool, as_json: bool) -> int:
-    from leadercheck.checker import bench_sampled as b  # noqa: PLC0415 (only when asked for)
+    from leadercheck.checker.app.benchmarks import sampled as b  # noqa: PLC0415 (only when asked for)
 
     numbers = list(range(1, seeds + 1))
     finds = b.time_to_violation(numbers)

@@ -20,28 +20,33 @@ from leadercheck.checker.app import common, search_options
 from leadercheck.checker.app.args import Count, Once, Seconds, given_params, output_dir
 from leadercheck.checker.app.modes import Call, Mode
 from leadercheck.checker.app.output import say
-from leadercheck.checker.checkpoint import Checkpoints
+from leadercheck.checker.engine.checkpoint import Checkpoints
+from leadercheck.checker.engine.graph import (
+    GraphTooLarge,
+    StateGraph,
+    fitting_parameters,
+    state_graph,
+)
+from leadercheck.checker.engine.measure import measure
 from leadercheck.checker.engine.settings import (
     DEFAULT_DEPTH,
     DEFAULT_SECONDS,
+    MAX_SWARM,
     NO_REDUCTIONS,
     Sampling,
     SearchSettings,
 )
 from leadercheck.checker.engine.strategies import chosen as chosen_strategy
-from leadercheck.checker.engines import describe, searcher
+from leadercheck.checker.engine.strategies import describe, searcher
 from leadercheck.checker.errors import LeadercheckError, ModelError
-from leadercheck.checker.graph import GraphTooLarge, StateGraph, fitting_parameters, state_graph
-from leadercheck.checker.measure import measure
+from leadercheck.checker.io.sizes import parse_size
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Property
-from leadercheck.checker.protocols import Catalogue
+from leadercheck.checker.protocols.catalogue import Catalogue
 from leadercheck.checker.render.files import Written, write_counterexamples, write_model_error
 from leadercheck.checker.render.progress import ProgressLine
 from leadercheck.checker.render.report import MeasureTable, Run, json_report, report_lines
 from leadercheck.checker.result import CheckResult, EndReason, Verdict
-from leadercheck.checker.sampling.options import MAX_SWARM
-from leadercheck.checker.sizes import parse_size
 from leadercheck.models.params import ProtocolEntry
 
 EXIT = {Verdict.HOLDS: 0, Verdict.VIOLATED: 1, Verdict.INCOMPLETE: 3}

@@ -16,7 +16,7 @@ from leadercheck.checker.app.args import Count, Once
 from leadercheck.checker.app.output import warn
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Property
-from leadercheck.checker.protocols import Catalogue, built_in, load_catalogue
+from leadercheck.checker.protocols.catalogue import Catalogue, built_in, load_catalogue
 from leadercheck.models.params import ProtocolEntry
 from leadercheck.specs.expectations import load_expectations
 
@@ -74,12 +74,12 @@ def checked_model(
     values: Mapping[str, int],
     properties: Sequence[Property],
 ) -> Model[Any]:
-    """The protocol's model; a user's is checked before the search (checker/guard.py) and
+    """The protocol's model; a user's is checked before the search (checker/engine/guard.py) and
     watched during it, its warnings printed on stderr."""
     model = catalogue.build(protocol, values)
     if catalogue.model is None:
         return model
-    from leadercheck.checker.guard import GuardedModel, preflight  # noqa: PLC0415 (only a user's model)
+    from leadercheck.checker.engine.guard import GuardedModel, preflight  # noqa: PLC0415 (only a user's model)
 
     for warning in preflight(model, properties):
         warn(f"warning: {warning}")

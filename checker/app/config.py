@@ -19,7 +19,6 @@ from typing import Any, NamedTuple
 
 import click
 
-from leadercheck.checker import files
 from leadercheck.checker.app.args import Described, Once, output_dir, output_file
 from leadercheck.checker.app.output import reporting, say, warn
 from leadercheck.checker.config.environment import NAMES as ENVIRONMENT
@@ -38,6 +37,7 @@ from leadercheck.checker.config.questions import timing_of
 from leadercheck.checker.config.systems import SYSTEMS
 from leadercheck.checker.engine.interrupts import real_interrupt
 from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.io import files
 from leadercheck.checker.render.context import TraceContext, seconds_text
 from leadercheck.checker.render.files import write_trace_files
 from leadercheck.checker.render.gate_report import JunitCase, junit_suite

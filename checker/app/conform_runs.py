@@ -24,7 +24,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from leadercheck.checker import files
 from leadercheck.checker.app.output import say, warn
 from leadercheck.checker.conform import clocks
 from leadercheck.checker.conform.bindings.base import Binding
@@ -38,7 +37,9 @@ from leadercheck.checker.conform.report import (
 from leadercheck.checker.conform.run import Report, conform_trace, parse_endpoints
 from leadercheck.checker.conform.world import GIVEN, Timing
 from leadercheck.checker.engine.interrupts import real_interrupt
+from leadercheck.checker.engine.successors import trace_along
 from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.io import files
 from leadercheck.checker.properties import Kind
 from leadercheck.checker.render.conformance import (
     CONFORMANCE_CSS,
@@ -48,7 +49,6 @@ from leadercheck.checker.render.conformance import (
     verdict_lines,
 )
 from leadercheck.checker.result import PropertyResult, Verdict
-from leadercheck.checker.successors import trace_along
 
 CONFORMS, DIVERGES, INCOMPLETE = 0, 1, 3
 MAX_SCHEDULES = 100_000

@@ -44,9 +44,11 @@ import click
 from leadercheck.checker.app.args import Count, Once, parse_params
 from leadercheck.checker.app.common import catalogue_of, checked_model
 from leadercheck.checker.app.output import reporting, say
+from leadercheck.checker.engine.guard import call_model, model_name, watch_properties
 from leadercheck.checker.engine.interrupts import real_interrupt
+from leadercheck.checker.engine.strategies.bfs import check
+from leadercheck.checker.engine.successors import decides, extend_trace, rebuild_trace
 from leadercheck.checker.errors import LeadercheckError, ModelError
-from leadercheck.checker.guard import call_model, model_name, watch_properties
 from leadercheck.checker.model import Action, Model
 from leadercheck.checker.properties import Kind, Property
 from leadercheck.checker.render.explore_page import (
@@ -57,8 +59,6 @@ from leadercheck.checker.render.explore_page import (
     trace_chart,
 )
 from leadercheck.checker.result import EndReason, Progress, Verdict
-from leadercheck.checker.search import check
-from leadercheck.checker.successors import decides, extend_trace, rebuild_trace
 from leadercheck.checker.trace import Step, Trace
 
 HOST = "127.0.0.1"

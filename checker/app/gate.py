@@ -15,17 +15,17 @@ from pathlib import Path
 
 import click
 
-from leadercheck.checker import files
 from leadercheck.checker.app import common, search_options
 from leadercheck.checker.app.args import Once, output_dir, output_file
 from leadercheck.checker.app.modes import Call, Mode
 from leadercheck.checker.app.output import say, warn
 from leadercheck.checker.app.tracked import untracked_files
 from leadercheck.checker.engine.settings import SearchSettings
-from leadercheck.checker.engines import searcher
+from leadercheck.checker.engine.strategies import searcher
 from leadercheck.checker.errors import LeadercheckError, ModelError
-from leadercheck.checker.gate import CaseOutcome, GateCase, GateReport, judge
-from leadercheck.checker.protocols import Catalogue
+from leadercheck.checker.gate.cases import CaseOutcome, GateCase, GateReport, judge
+from leadercheck.checker.io import files
+from leadercheck.checker.protocols.catalogue import Catalogue
 from leadercheck.checker.render.files import write_counterexamples, write_model_error
 from leadercheck.checker.render.gate_report import (
     case_lines,

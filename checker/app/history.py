@@ -20,7 +20,6 @@ from typing import Any
 
 import click
 
-from leadercheck.checker import files
 from leadercheck.checker.app.args import Described, Once, Seconds, output_dir, parse_params
 from leadercheck.checker.app.output import reporting, say, warn
 from leadercheck.checker.engine.explore import peak_memory
@@ -37,8 +36,9 @@ from leadercheck.checker.history.safety import (
     Finding,
     judge,
 )
+from leadercheck.checker.io import files
 from leadercheck.checker.model import TICK
-from leadercheck.checker.protocols import Catalogue, built_in
+from leadercheck.checker.protocols.catalogue import Catalogue, built_in
 from leadercheck.checker.render import SvgUnavailable, dot_to_svg, trace_to_dot, trace_to_json
 from leadercheck.models.cluster import ClusterModel
 from leadercheck.models.cluster.base import BUILT_IN_FAULTS

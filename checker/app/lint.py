@@ -1,9 +1,9 @@
 """`verify --model FILE.py --lint`: check a user's model itself, and search nothing.
 
-Each protocol's model is checked as the guard checks it before a search (checker/guard.py's
+Each protocol's model is checked as the guard checks it before a search (checker/engine/guard.py's
 preflight, on more states), a declared symmetry gives one representative per orbit
 (`symmetry_audit`: a total order_key and node_keys), and its successor order is compared
-under two hash seeds, each in a child process (checker/order_probe.py). Exit 0 or 2.
+under two hash seeds, each in a child process (checker/protocols/order_probe.py). Exit 0 or 2.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def run(call: Call) -> int:
         raise LeadercheckError("-p and --nodes go with --protocol NAME")
     catalogue = common.catalogue_of(call["model_spec"])
     assert catalogue.model is not None
-    from leadercheck.checker.guard import preflight, symmetry_audit  # noqa: PLC0415 (a user's model)
+    from leadercheck.checker.engine.guard import preflight, symmetry_audit  # noqa: PLC0415 (a user's model)
 
     names = [catalogue.lookup(protocol_name).name] if protocol_name else list(catalogue.protocols)
     for name in names:
@@ -81,7 +81,7 @@ def _order_in_child(spec: str, name: str, values: Mapping[str, int], seed: str) 
     command = [
         sys.executable,
         "-m",
-        "leadercheck.checker.order_probe",
+        "leadercheck.checker.protocols.order_probe",
         spec,
         name,
         json.dumps(dict(values)),

@@ -14,7 +14,7 @@ import click
 from leadercheck.checker.app import common
 from leadercheck.checker.app.modes import Call, Mode
 from leadercheck.checker.app.output import say
-from leadercheck.checker.protocols import Catalogue
+from leadercheck.checker.protocols.catalogue import Catalogue
 
 OPTIONS = (
     click.Option(

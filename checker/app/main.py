@@ -30,9 +30,9 @@ from leadercheck.checker.app.history import history_command
 from leadercheck.checker.app.modes import Call, Mode, choose, label_of
 from leadercheck.checker.app.output import report_channel
 from leadercheck.checker.app.traces import explain_command, replay_command
+from leadercheck.checker.engine.hashing import pin_hashing
 from leadercheck.checker.engine.interrupts import interrupt_handler, real_interrupt
 from leadercheck.checker.errors import LeadercheckError
-from leadercheck.checker.hashing import pin_hashing
 
 USAGE_ERROR = 2
 INCOMPLETE = 3

@@ -13,6 +13,7 @@ import click
 
 from leadercheck.checker.app.args import Count, Once
 from leadercheck.checker.engine.settings import (
+    SIMULATE,
     Reductions,
     Sampling,
     SearchSettings,
@@ -21,8 +22,7 @@ from leadercheck.checker.engine.settings import (
 from leadercheck.checker.engine.strategies import chosen, help_lines, iter_strategies, names
 from leadercheck.checker.engine.strategies import strategy as strategy_named
 from leadercheck.checker.errors import LeadercheckError
-from leadercheck.checker.sampling.options import SIMULATE
-from leadercheck.checker.sizes import parse_size
+from leadercheck.checker.io.sizes import parse_size
 
 OPTIONS = (
     click.Option(

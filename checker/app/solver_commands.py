@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from leadercheck.checker import files
 from leadercheck.checker.app.output import say
 from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.io import files
 from leadercheck.checker.properties import Kind, always
 from leadercheck.checker.render.context import TraceContext
 from leadercheck.checker.render.files import write_diagram_files, write_trace_files

@@ -16,14 +16,14 @@ import click
 from leadercheck.checker.app.args import Described, Once
 from leadercheck.checker.app.common import catalogue_of, checked_model
 from leadercheck.checker.app.output import reporting, say
+from leadercheck.checker.engine.replay import Replay, SavedTrace, replay
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Kind, Property
-from leadercheck.checker.protocols import Catalogue
+from leadercheck.checker.protocols.catalogue import Catalogue
 from leadercheck.checker.render.explain import explain_lines
 from leadercheck.checker.render.text import step_count
 from leadercheck.checker.render.trace_file import load_trace
-from leadercheck.checker.replay import Replay, SavedTrace, replay
 from leadercheck.models.params import ProtocolEntry
 
 TRACE = click.Path(path_type=Path, dir_okay=False)

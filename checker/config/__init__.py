@@ -7,5 +7,5 @@ settings file) into timing knobs in seconds; `environment.py` reads the assumed 
 documented rules; `questions.py` says what the knobs mean to the catalogue's timing models,
 `resolution.py` turns seconds into ticks without flattering, and `judge.py` decides each
 claim by an exhaustive search; `region.py` asks z3 how far each knob may move. Every read
-goes through checker/files.py, bounded in size.
+goes through checker/io/files.py, bounded in size.
 """

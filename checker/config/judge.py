@@ -25,9 +25,9 @@ from leadercheck.checker.config.resolution import Duration, in_ticks, tick_lengt
 from leadercheck.checker.config.systems import SYSTEMS
 from leadercheck.checker.config.systems.base import Timing
 from leadercheck.checker.engine.interrupts import ctrl_c_arrived
-from leadercheck.checker.protocols import Catalogue, built_in
+from leadercheck.checker.engine.strategies.bfs import check
+from leadercheck.checker.protocols.catalogue import Catalogue, built_in
 from leadercheck.checker.result import EndReason, PropertyResult, Verdict
-from leadercheck.checker.search import check
 
 SAFE, UNSAFE, UNDECIDED = "SAFE", "UNSAFE", "UNDECIDED"
 RULES, STALE, FALSE_FAILOVER, LOST_ACK = CLAIMS

@@ -22,7 +22,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from leadercheck.checker import files
 from leadercheck.checker.config.document import Document, dotted, parse, shown
 from leadercheck.checker.config.environment import Environment, environment_from
 from leadercheck.checker.config.reading import Finder, Knob, unread
@@ -30,6 +29,7 @@ from leadercheck.checker.config.systems import SYSTEMS
 from leadercheck.checker.config.systems import redlock as redlock_system
 from leadercheck.checker.config.systems.base import Elector
 from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.io import files
 
 CONFIG_LIMIT = 1 << 20  # a configuration file is kilobytes; more is not one
 CLAIMS = ("rules", "stale-leader", "false-failover", "lost-ack-write")  # what `judge` decides

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from leadercheck.checker.graph import state_edges
+from leadercheck.checker.engine.graph import state_edges
 from leadercheck.checker.model import Action, Model
 from leadercheck.checker.properties import Kind, Property
 

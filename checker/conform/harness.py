@@ -30,9 +30,9 @@ from leadercheck.checker.conform.bindings.base import NO_REPLY, Binding, View, r
 from leadercheck.checker.conform.failures import talking_to
 from leadercheck.checker.conform.world import READ_MARGIN, Facts, Timing, World
 from leadercheck.checker.engine.interrupts import real_interrupt
+from leadercheck.checker.engine.replay import normalise
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import TICK, Action
-from leadercheck.checker.replay import normalise
 
 NODE_FAULTS = ("pause", "resume", "crash", "restart")
 

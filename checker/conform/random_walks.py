@@ -38,9 +38,9 @@ from leadercheck.checker.conform.harness import (
 )
 from leadercheck.checker.conform.world import Timing, World
 from leadercheck.checker.engine.interrupts import real_interrupt
+from leadercheck.checker.engine.replay import normalise
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import TICK, Action, Model
-from leadercheck.checker.replay import normalise
 
 
 class Divergence(Exception):

@@ -1,10 +1,11 @@
 """Expansion: the (move, successor) candidates a search considers from a state.
 
 The one-process search (checker/engine/explore.py) and the partitioned one
-(checker/parallel.py) both store, per state, only the position of the action that
-discovered it among its parent's successors, and both apply the same reductions when
-expanding a state: symmetry (one canonical representative per orbit, checker/symmetry.py)
-and partial-order reduction (checker/por.py).
+(checker/engine/strategies/processes/partitioned.py) both store, per state, only the position of
+the action that discovered it among its parent's successors, and both apply the same reductions when
+expanding a state: symmetry (one canonical representative per orbit,
+checker/engine/reductions/symmetry.py) and partial-order reduction
+(checker/engine/reductions/por.py).
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from leadercheck.checker.engine.reductions.por import por_expander
 from leadercheck.checker.engine.represent import Expander, representer
 from leadercheck.checker.model import Model
-from leadercheck.checker.por import por_expander
 
 
 def make_expander(

@@ -1,10 +1,10 @@
 """THE exploration loop: pop a state, expand it, store what is new, tell the observers.
 
 Every breadth-first walk of a model goes through `Explorer`: the search for a verdict
-(checker/search.py), the fairness graph that liveness is judged on, the drawn state graph
-(checker/graph.py), the guard's preflight and `--lint`'s order digest (checker/guard.py).
-They differ only in their store (fingerprints or states, a set or an index), their expander
-(reductions or none), their observers and their settings (bounds, progress).
+(checker/engine/strategies/bfs.py), the fairness graph that liveness is judged on, the drawn state
+graph (checker/engine/graph.py), the guard's preflight and `--lint`'s order digest
+(checker/engine/guard.py). They differ only in their store (fingerprints or states, a set or an
+index), their expander (reductions or none), their observers and their settings (bounds, progress).
 
 Observers (checker/engine/observers.py) see each new state (`visit`, in index order), and,
 if they ask for edges, every expanded state's edges (`expanded`): the edges mode expands
@@ -57,11 +57,11 @@ from leadercheck.checker.engine.represent import Expander
 from leadercheck.checker.engine.settings import SearchSettings
 from leadercheck.checker.engine.snapshot import Unreadable, count_of, record_of
 from leadercheck.checker.engine.store import FP_MASK, NO_PARENT, IndexedStore, Store
+from leadercheck.checker.engine.successors import extend_trace, rebuild_trace
 from leadercheck.checker.engine.values import Misuse, ValueCheck, reached, unhashable_in
 from leadercheck.checker.errors import LeadercheckError, ModelError
 from leadercheck.checker.model import Model, model_name
 from leadercheck.checker.result import EndReason, Progress
-from leadercheck.checker.successors import extend_trace, rebuild_trace
 from leadercheck.checker.trace import Trace
 
 PROGRESS_EVERY = 2048

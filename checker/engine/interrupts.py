@@ -19,7 +19,7 @@ so, and there every KeyboardInterrupt is code's.
 What escapes model code is written in one line by `escape_text` and `model_error`;
 `model_escapes` turns an escape that is no Exception into a ModelError where model code
 runs outside a loop that reports failures with their traces (trace rebuilding, judging).
-`OsExit` is what os._exit raises while a guarded model's code runs (checker/guard.py).
+`OsExit` is what os._exit raises while a guarded model's code runs (checker/engine/guard.py).
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def worker_process(ignore_sigint: bool = True) -> None:
 
 
 class OsExit(ModelError):
-    """What `os._exit` raises while a guarded model's code runs (checker/guard.py): a
+    """What `os._exit` raises while a guarded model's code runs (checker/engine/guard.py): a
     ModelError, so that nothing on the way reads it as a verdict; the exploration gives it
     the trace to the state whose expansion called it."""
 

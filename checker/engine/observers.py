@@ -5,7 +5,7 @@
   claim means the same whichever search runs). An invariant (`always`) is decided by the
   first state that breaks it, a `sometimes` claim by the first state that meets it;
 - `FairnessObserver`: the fairness graph that liveness claims are judged on
-  (checker/liveness.py): a bit per claim on each new state, and every edge with its class;
+  (checker/engine/liveness.py): a bit per claim on each new state, and every edge with its class;
 - `EdgeLog`: every edge with its action, for a drawn state graph or a digest of the order;
 - `Checkpointing`: at a level's start, the exploration's snapshot saved when it is due,
   and where a bound or Ctrl-C stops the exploration, always.
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from leadercheck.checker.engine.frontier import Frontier
 from leadercheck.checker.engine.interrupts import from_model
+from leadercheck.checker.engine.liveness import FairnessGraph
 from leadercheck.checker.engine.snapshot import (
     Unreadable,
     Values,
@@ -38,11 +39,10 @@ from leadercheck.checker.engine.snapshot import (
     values_of,
 )
 from leadercheck.checker.engine.store import Store
-from leadercheck.checker.liveness import FairnessGraph
 from leadercheck.checker.properties import LIVENESS, Kind, Property
 
 if TYPE_CHECKING:
-    from leadercheck.checker.checkpoint import Checkpoints
+    from leadercheck.checker.engine.checkpoint import Checkpoints
 
 
 class Exploring(Protocol):

@@ -1,7 +1,8 @@
 """A state's successors as a search keeps them: positions, and the symmetry's representatives.
 
 The pieces every expander is built of (expand.py chooses one; the partial-order reduction,
-checker/por.py, builds its own from them), apart so that neither imports the other.
+checker/engine/reductions/por.py, builds its own from them), apart so that neither imports the
+other.
 """
 
 from __future__ import annotations

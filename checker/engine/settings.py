@@ -20,13 +20,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from leadercheck.checker.symmetry import canonicalizer
+from leadercheck.checker.engine.reductions.symmetry import canonicalizer
 
 if TYPE_CHECKING:
-    from leadercheck.checker.checkpoint import Checkpoints
+    from leadercheck.checker.engine.checkpoint import Checkpoints
     from leadercheck.checker.model import Model
     from leadercheck.checker.result import Progress
 
+SIMULATE, BITSTATE = "simulate", "bitstate"  # the sampled strategies, by their names
+MAX_SWARM = 64  # workers of a swarm: beyond the cores they only share them
 DEFAULT_MEMORY_SHARE = 0.8  # of physical memory, so a search stops before the OOM killer
 DEFAULT_SECONDS = 60.0  # a simulation given neither --walks nor --time runs this long
 DEFAULT_DEPTH = 100  # the most steps of one walk, as TLC's -simulate depth
@@ -75,8 +77,8 @@ NO_REDUCTIONS = Reductions()
 
 @dataclass(frozen=True)
 class Sampling:
-    """The options of the sampled searches (checker/sampling/), and which of them were
-    given (`given`: field names), so a strategy can refuse one that means nothing to it.
+    """The options of the sampled searches (checker/engine/strategies/sampling/), and which of them
+    were given (`given`: field names), so a strategy can refuse one that means nothing to it.
 
     Budgets are counts wherever they can be, so that the same command gives the same
     trace: `walks`, the walk length `depth`, the shortening's states and replays. Only

@@ -4,7 +4,7 @@ model values, so that loading one runs no code a file names.
 A part of a snapshot (the store's, the frontier's, an observer's: `save()`) is a plain
 record: dicts with string keys, lists, strings, ints, floats, booleans and None; arrays
 (`array.array` of a typecode in ARRAY_TYPES, `bytearray`); and model values (states,
-fairness classes) wrapped in `Values`. checker/checkpoint.py writes the records as JSON, the
+fairness classes) wrapped in `Values`. checker/engine/checkpoint.py writes the records as JSON, the
 arrays as their bytes and the values in the encoding below; a part's `load` takes the same
 shapes back (a `Values` as a list) and checks them with the readers at the end, raising
 `Unreadable` for anything else.

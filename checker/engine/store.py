@@ -5,7 +5,7 @@ A state is remembered under a key: its 60-bit fingerprint (`hash(state) & FP_MAS
 collision possible, at the cost of keeping every state). Each stored state has an index
 (the order it was met in) and two packed 32-bit entries: the index of the state it was
 discovered from and its move (the position of the action among that state's successors).
-A trace is rebuilt by re-executing the model along the moves (checker/successors.py), as
+A trace is rebuilt by re-executing the model along the moves (checker/engine/successors.py), as
 TLC and Stateright do, so no state but the frontier's is held in full.
 
 `Store` keeps the keys in a set; `IndexedStore` maps each key to its index, for searches
@@ -121,9 +121,9 @@ class Store:
 
 
 class Shard(Store):
-    """A partition's part of a store (checker/parallel.py): the fingerprints its worker
-    owns, and per owned state its global id (its rank in the breadth-first order all
-    workers agree on), its parent's global id and its move. The ids arrive in rank order
+    """A partition's part of a store (checker/engine/strategies/processes/partitioned.py): the
+    fingerprints its worker owns, and per owned state its global id (its rank in the breadth-first
+    order all workers agree on), its parent's global id and its move. The ids arrive in rank order
     as each level is numbered; a trace is followed back one `link` at a time, asking the
     worker that owns each state."""
 

@@ -20,7 +20,7 @@ strategy asks this module, on every state it stores and every state it expands:
 A nondeterministic successor order needs a second expansion to be seen, which would double
 the search; it cannot change which states are reachable (nor a count or a HOLDS), only
 which positions a trace records, and every trace is rebuilt and verified before it is
-written (checker/successors.py), so it stays a sampled check (checker/guard.py) and a
+written (checker/engine/successors.py), so it stays a sampled check (checker/engine/guard.py) and a
 `--lint`.
 """
 
@@ -373,7 +373,7 @@ def unhashable_in(model: Any, trace: Any) -> ModelError | None:
     """After a TypeError reported from another process, with the trace to where it was
     raised: the error naming the unhashable state if that state, or one of its
     successors, is unhashable (the trace then takes that step too); None otherwise."""
-    from leadercheck.checker.successors import extend_trace  # noqa: PLC0415 (error path)
+    from leadercheck.checker.engine.successors import extend_trace  # noqa: PLC0415 (error path)
 
     name = model_name(model)
     state = trace.last.state

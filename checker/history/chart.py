@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from leadercheck.checker.engine.successors import rebuild_trace
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.history.events import History, seconds
 from leadercheck.checker.history.fit import Fitted
@@ -23,7 +24,6 @@ from leadercheck.checker.properties import Property, always, sometimes
 from leadercheck.checker.render.context import TraceContext
 from leadercheck.checker.render.lanes import is_tick
 from leadercheck.checker.result import PropertyResult, Verdict
-from leadercheck.checker.successors import rebuild_trace
 from leadercheck.checker.trace import Trace
 from leadercheck.models.cluster import ClusterModel, ClusterState, Faults
 from leadercheck.models.cluster.base import BUILT_IN_FAULTS

@@ -31,9 +31,9 @@ from json.scanner import py_make_scanner  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any
 
-from leadercheck.checker import files
 from leadercheck.checker.history.events import MAX_TOKEN, Event, History, HistoryError, seconds
 from leadercheck.checker.history.timeline import from_timeline
+from leadercheck.checker.io import files
 
 HISTORY_SCHEMA = "leadercheck.history/1"
 CONFORMANCE_SCHEMA = "leadercheck.conformance/1"  # what checker/conform/report.py writes

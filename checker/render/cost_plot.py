@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from leadercheck.checker import files
+from leadercheck.checker.io import files
 from leadercheck.checker.render.report import MeasureTable
 
 # Line style per statistic, colour per protocol (in the order given).

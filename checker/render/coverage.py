@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from leadercheck.checker.io.sizes import format_size
 from leadercheck.checker.result import Coverage
-from leadercheck.checker.sizes import format_size
 
 
 def coverage_lines(c: Coverage) -> list[str]:

@@ -15,10 +15,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from leadercheck.checker.engine.replay import RecordedStep, SavedTrace
 from leadercheck.checker.model import FAULT, UNKNOWN_KIND, Action
 from leadercheck.checker.render.lanes import is_tick
 from leadercheck.checker.render.text import step_count
-from leadercheck.checker.replay import RecordedStep, SavedTrace
 
 TICK = "tick"
 # Moves of the environment rather than the protocol: faults, and the network's and

@@ -1,7 +1,7 @@
 """Writes a trace's JSON, DOT and SVG files all-or-nothing.
 
 Every file is first written beside its target under a temporary name and only
-renamed into place once all of them exist (`checker/files.py`, the one file layer), so an
+renamed into place once all of them exist (`checker/io/files.py`, the one file layer), so an
 error never leaves a half-written counterexample behind, and a device, FIFO or link where
 a file should go is refused, never replaced. A missing `dot` is not an error: the JSON and
 DOT files are still written and the caller gets a one-line note on how to get SVG.
@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from leadercheck.checker import files
+from leadercheck.checker.engine.graph import StateGraph
 from leadercheck.checker.errors import LeadercheckError, ModelError
-from leadercheck.checker.graph import StateGraph
+from leadercheck.checker.io import files
 from leadercheck.checker.render.context import TraceContext
 from leadercheck.checker.render.dot import trace_to_dot
 from leadercheck.checker.render.html import trace_to_html

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from leadercheck.checker.gate import CaseOutcome, GateReport, Row
+from leadercheck.checker.gate.cases import CaseOutcome, GateReport, Row
 from leadercheck.checker.properties import Kind
 from leadercheck.checker.result import Verdict
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Collection
 from pathlib import Path
 
-from leadercheck.checker import files
+from leadercheck.checker.io import files
 
 TRACE_SUFFIXES = (".json", ".dot", ".svg")
 DIFF_LINES = 40

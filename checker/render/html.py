@@ -33,7 +33,7 @@ import re
 from collections.abc import Mapping
 from difflib import SequenceMatcher
 
-from leadercheck.checker.gate import CaseOutcome, GateReport
+from leadercheck.checker.gate.cases import CaseOutcome, GateReport
 from leadercheck.checker.render.context import TraceContext
 from leadercheck.checker.render.text import loop_text, step_count
 from leadercheck.checker.result import Stats, Verdict

@@ -42,8 +42,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from leadercheck.checker.engine.replay import SavedTrace
 from leadercheck.checker.model import BY_KIND, CLOCK_CLASS, FAULT, TICK, UNKNOWN_KIND, Action
-from leadercheck.checker.replay import SavedTrace
 from leadercheck.checker.trace import Step, Trace
 
 LEADER = "leader"

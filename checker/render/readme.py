@@ -1,6 +1,6 @@
 """Rewrites the generated block of a Markdown file between `<!-- NAME:begin/end -->` markers.
 
-The file is read through the file layer (`checker/files.py`): a regular file of at most
+The file is read through the file layer (`checker/io/files.py`): a regular file of at most
 `README_LIMIT` bytes (`--readme /dev/zero` once read until the kernel killed the process),
 and written back whole, in place of a regular file only.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from leadercheck.checker import files
 from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.io import files
 
 OPTION = "--readme"
 

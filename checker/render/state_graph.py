@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import graphviz
 
-from leadercheck.checker.graph import StateGraph
+from leadercheck.checker.engine.graph import StateGraph
 from leadercheck.checker.properties import Kind
 from leadercheck.checker.render.context import TraceContext
 from leadercheck.checker.render.text import count

@@ -12,12 +12,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from leadercheck.checker import files
+from leadercheck.checker.engine.replay import RecordedStep, SavedTrace
 from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.io import files
 from leadercheck.checker.model import BY_KIND, FAULT, RECOVERY, STEP, TICK, UNKNOWN_KIND, Action
 from leadercheck.checker.properties import Kind
 from leadercheck.checker.render.trace_json import TRACE_SCHEMA
-from leadercheck.checker.replay import RecordedStep, SavedTrace
 
 
 class TraceFileError(LeadercheckError):

@@ -18,12 +18,12 @@ from typing import Any, Generic, TypeVar
 
 import z3
 
+from leadercheck.checker.engine.successors import rebuild_trace
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Kind, Property
 from leadercheck.checker.result import Verdict
 from leadercheck.checker.solver.answer import Answer, solve
-from leadercheck.checker.successors import rebuild_trace
 from leadercheck.checker.trace import Trace
 
 V = TypeVar("V")

@@ -21,13 +21,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from leadercheck.checker.engine.strategies.bfs import check
+from leadercheck.checker.engine.successors import decides
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Kind, Property
 from leadercheck.checker.result import Verdict
-from leadercheck.checker.search import check
 from leadercheck.checker.solver.answer import Answer
 from leadercheck.checker.solver.bmc import BoundedResult, SymbolicModel, bounded_check
-from leadercheck.checker.successors import decides
 
 
 @dataclass(frozen=True)

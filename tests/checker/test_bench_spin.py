@@ -1,4 +1,4 @@
-"""The raft-election benchmark in Promela (checker/bench_spin.py) is the benchmark: Spin's
+"""The raft-election benchmark in Promela (checker/app/benchmarks/spin.py) is the benchmark: Spin's
 counts equal the reference counts of ../shared/benchmarks/raft-election.md, and the broken
 variants fail ElectionSafety, so timing `pan` against `verify` compares like with like."""
 
@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from leadercheck.checker.bench_spin import SpinRun, parse_pan, promela
+from leadercheck.checker.app.benchmarks.spin import SpinRun, parse_pan, promela
 from leadercheck.checker.errors import LeadercheckError
 
 HAVE_SPIN = shutil.which("spin") is not None and shutil.which("cc") is not None

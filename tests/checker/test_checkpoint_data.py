@@ -1,4 +1,4 @@
-"""A checkpoint is data, never code (checker/checkpoint.py, checker/engine/snapshot.py).
+"""A checkpoint is data, never code (checker/engine/checkpoint.py, checker/engine/snapshot.py).
 
 Values round-trip through the tagged encoding (records, enums, frozensets, shared parts);
 what is not data is refused when saving (the search goes on, the previous checkpoint stays);
@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from leadercheck.checker import Action, Model, always
-from leadercheck.checker.checkpoint import FILE, FORMAT, HEADER, VALUES, Checkpoints
+from leadercheck.checker.engine.checkpoint import FILE, FORMAT, HEADER, VALUES, Checkpoints
 from leadercheck.checker.engine.settings import Reductions, unbounded
 from leadercheck.checker.engine.snapshot import (
     Decoder,
@@ -33,9 +33,9 @@ from leadercheck.checker.engine.snapshot import (
     Values,
     resolve_class,
 )
+from leadercheck.checker.engine.strategies.bfs import breadth_first
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.result import CheckResult, EndReason
-from leadercheck.checker.search import breadth_first
 
 
 class Color(enum.Enum):
@@ -171,8 +171,8 @@ def test_a_class_defined_in_a_function_cannot_be_named() -> None:
         ("os", "system", "not a value type"),
         ("builtins", "eval", "not a value type"),
         ("subprocess", "Popen", "not a value type"),
-        ("leadercheck.checker.checkpoint", "Checkpoints", "not a value type"),  # unhashable
-        ("leadercheck.checker.checkpoint", "Checkpoints.save", "not a value type"),
+        ("leadercheck.checker.engine.checkpoint", "Checkpoints", "not a value type"),  # unhashable
+        ("leadercheck.checker.engine.checkpoint", "Checkpoints.save", "not a value type"),
         (__name__, "OwnEquality", "not a value type"),
         (__name__, "Nowhere", "has not loaded"),
         (__name__, "test_a_class_defined_in_a_function_cannot_be_named.<locals>.Local", "has not"),

@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 
 from leadercheck.checker import Action, Model, always, sometimes
-from leadercheck.checker.checkpoint import FILE, Checkpoints
 from leadercheck.checker.engine import explore
+from leadercheck.checker.engine.checkpoint import FILE, Checkpoints
 from leadercheck.checker.engine.settings import Reductions, unbounded
+from leadercheck.checker.engine.strategies.bfs import breadth_first
 from leadercheck.checker.properties import Property, leads_to
 from leadercheck.checker.result import CheckResult, EndReason, Progress
-from leadercheck.checker.search import breadth_first
 from leadercheck.models.catalogue import PROTOCOLS
 from leadercheck.specs.expectations import load_expectations
 from tests.toys import Counter, DeepLock, Tokens, lock_closed
@@ -274,8 +274,8 @@ RESUME = """
 import json, sys
 from pathlib import Path
 from leadercheck.checker import always
-from leadercheck.checker.checkpoint import Checkpoints
-from leadercheck.checker.search import check
+from leadercheck.checker.engine.checkpoint import Checkpoints
+from leadercheck.checker.engine.strategies.bfs import check
 from tests.checker.test_checkpoint_stops import Tagged
 
 how, strings, folder = sys.argv[1], sys.argv[2] == "strings", Path(sys.argv[3])

@@ -10,10 +10,10 @@ import pytest
 
 from leadercheck.checker.engine.expand import make_expander
 from leadercheck.checker.engine.explore import Explorer
+from leadercheck.checker.engine.graph import state_graph
 from leadercheck.checker.engine.observers import EdgeLog, Observer
 from leadercheck.checker.engine.settings import SearchSettings, unbounded
 from leadercheck.checker.engine.store import NO_PARENT, IndexedStore, Store
-from leadercheck.checker.graph import state_graph
 from leadercheck.checker.result import EndReason
 from tests.toys import Counter, Graph
 

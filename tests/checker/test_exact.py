@@ -14,9 +14,9 @@ from leadercheck.checker import Action, Model
 from leadercheck.checker.app.main import main
 from leadercheck.checker.engine.settings import Reductions
 from leadercheck.checker.engine.store import FP_MASK
+from leadercheck.checker.engine.strategies.bfs import check
 from leadercheck.checker.properties import always
 from leadercheck.checker.result import Verdict
-from leadercheck.checker.search import check
 
 
 class Clash(int):

@@ -15,9 +15,9 @@ from itertools import combinations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from leadercheck.checker.engine.strategies.bfs import check
 from leadercheck.checker.properties import eventually, eventually_always
 from leadercheck.checker.result import Verdict
-from leadercheck.checker.search import check
 from tests.toys import Labelled
 
 ACTORS = ("a", "b", "c", "fault")  # "fault" is never forced

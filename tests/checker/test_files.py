@@ -18,9 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from leadercheck.checker import files
-from leadercheck.checker.checkpoint import FILE, Checkpoints
+from leadercheck.checker.engine.checkpoint import FILE, Checkpoints
 from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.io import files
 from leadercheck.checker.render.golden import update_golden
 from leadercheck.checker.render.readme import check_block, replace_block
 from leadercheck.checker.render.trace_file import load_trace
@@ -425,7 +425,7 @@ def test_any_special_path_ends_in_one_line_or_a_whole_file(kind: str, name: str)
 
 
 def test_the_layer_imports_nothing_from_the_project_but_errors() -> None:
-    tree = ast.parse((ROOT / "checker" / "files.py").read_text())
+    tree = ast.parse((ROOT / "checker" / "io" / "files.py").read_text())
     imported = {
         node.module
         for node in ast.walk(tree)

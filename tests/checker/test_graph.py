@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from leadercheck.checker import Action, LeadercheckError, Model, always, check
 from leadercheck.checker.app.main import main
-from leadercheck.checker.graph import (
+from leadercheck.checker.engine.graph import (
     GraphTooLarge,
     count_states,
     fitting_parameters,

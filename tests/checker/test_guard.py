@@ -1,4 +1,4 @@
-"""Guard rails (checker/guard.py): each misuse of a model is a ModelError naming the model,
+"""Guard rails (checker/engine/guard.py): each misuse of a model is a ModelError naming the model,
 the state and the fault, never a wrong verdict; rebuilt traces are verified."""
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ from leadercheck.checker import (
     always,
     check,
 )
-from leadercheck.checker.engine.settings import Reductions
-from leadercheck.checker.guard import (
+from leadercheck.checker.engine.guard import (
     SAMPLE_ALL,
     SAMPLE_EVERY,
     GuardedModel,
@@ -37,9 +36,10 @@ from leadercheck.checker.guard import (
     order_digest,
     preflight,
 )
-from leadercheck.checker.parallel import check_parallel
+from leadercheck.checker.engine.settings import Reductions
+from leadercheck.checker.engine.strategies.processes.partitioned import check_parallel
+from leadercheck.checker.engine.successors import verify_trace
 from leadercheck.checker.properties import Property, eventually, sometimes
-from leadercheck.checker.successors import verify_trace
 from tests.misuse_models import (
     BareInitial,
     ByIdentity,
@@ -174,7 +174,7 @@ def test_order_digest_is_plain_text_of_the_labels() -> None:
 
 def _digest_under(seed: str) -> list[str]:
     code = (
-        "import json; from leadercheck.checker.guard import order_digest; "
+        "import json; from leadercheck.checker.engine.guard import order_digest; "
         "from tests.misuse_models import SetOfStrings; "
         "print(json.dumps(order_digest(SetOfStrings())))"
     )

@@ -9,13 +9,13 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from leadercheck.checker.app.main import main
+from leadercheck.checker.engine.strategies.bfs import check
 from leadercheck.checker.properties import always, eventually, leads_to
 from leadercheck.checker.render.context import TraceContext
 from leadercheck.checker.render.dot import trace_to_dot
 from leadercheck.checker.render.text import trace_lines
 from leadercheck.checker.render.trace_json import trace_to_json
 from leadercheck.checker.result import Verdict
-from leadercheck.checker.search import check
 from tests.toys import Counter, Labelled
 
 

@@ -19,12 +19,11 @@ import pytest
 
 from leadercheck.checker import EndReason, Progress, Verdict, always
 from leadercheck.checker.engine.interrupts import ctrl_c_arrived, interrupt_handler
-from leadercheck.checker.engine.settings import Sampling, unbounded
-from leadercheck.checker.parallel import partitioned
+from leadercheck.checker.engine.settings import SIMULATE, Sampling, unbounded
+from leadercheck.checker.engine.strategies.bfs import breadth_first
+from leadercheck.checker.engine.strategies.processes.partitioned import partitioned
+from leadercheck.checker.engine.strategies.sampling.run import check_sampled
 from leadercheck.checker.result import CheckResult
-from leadercheck.checker.sampling.options import SIMULATE
-from leadercheck.checker.sampling.run import check_sampled
-from leadercheck.checker.search import breadth_first
 from tests.toys import Counter
 
 LIMIT = 20_000

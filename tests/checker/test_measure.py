@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from leadercheck.checker.engine.measure import measure
 from leadercheck.checker.engine.settings import unbounded
-from leadercheck.checker.measure import measure
 from leadercheck.checker.result import EndReason
 from tests.toys import Counter
 

@@ -23,16 +23,15 @@ from typing import Any
 
 import pytest
 
+from leadercheck.checker.engine.guard import GuardedModel, preflight
 from leadercheck.checker.engine.interrupts import interrupt_handler, real_interrupt
-from leadercheck.checker.engine.settings import Sampling, unbounded
+from leadercheck.checker.engine.settings import BITSTATE, SIMULATE, Sampling, unbounded
+from leadercheck.checker.engine.strategies.bfs import breadth_first
+from leadercheck.checker.engine.strategies.processes.partitioned import partitioned
+from leadercheck.checker.engine.strategies.sampling.run import check_sampled
 from leadercheck.checker.errors import LeadercheckError, ModelError
-from leadercheck.checker.guard import GuardedModel, preflight
-from leadercheck.checker.parallel import partitioned
-from leadercheck.checker.protocols import import_model, load_catalogue
+from leadercheck.checker.protocols.catalogue import import_model, load_catalogue
 from leadercheck.checker.result import CheckResult, EndReason
-from leadercheck.checker.sampling.options import BITSTATE, SIMULATE
-from leadercheck.checker.sampling.run import check_sampled
-from leadercheck.checker.search import breadth_first
 from tests.user_models.escaping import DEPTH, HOWS, WHERES, Escaping, claims
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -212,7 +211,7 @@ SCRIPT = """
 import os, signal, sys, time
 from leadercheck.checker.engine.interrupts import interrupt_handler
 from leadercheck.checker.engine.settings import unbounded
-from leadercheck.checker.search import breadth_first
+from leadercheck.checker.engine.strategies.bfs import breadth_first
 from tests.toys import Counter
 from leadercheck.checker import always
 

@@ -30,7 +30,10 @@ from leadercheck.checker import (
 )
 from leadercheck.checker.engine.interrupts import interrupt_handler
 from leadercheck.checker.engine.settings import Reductions
-from leadercheck.checker.parallel import ProcessTransport, check_parallel
+from leadercheck.checker.engine.strategies.processes.partitioned import (
+    ProcessTransport,
+    check_parallel,
+)
 from leadercheck.models.catalogue import lookup
 from leadercheck.specs.expectations import load_expectations
 from tests.strategies import graphs

@@ -4,10 +4,10 @@ on an unfair cycle, is not. Also: every engine routes liveness to the fair-graph
 
 from __future__ import annotations
 
-from leadercheck.checker.parallel import check_parallel
+from leadercheck.checker.engine.strategies.bfs import check
+from leadercheck.checker.engine.strategies.processes.partitioned import check_parallel
 from leadercheck.checker.properties import always, eventually, eventually_always
 from leadercheck.checker.result import Verdict
-from leadercheck.checker.search import check
 from tests.toys import Labelled
 
 

@@ -24,9 +24,9 @@ from leadercheck.checker import (
     check,
     sometimes,
 )
+from leadercheck.checker.engine.reductions.por import por_expander
 from leadercheck.checker.engine.settings import Reductions
 from leadercheck.checker.engine.store import fingerprint
-from leadercheck.checker.por import por_expander
 from tests.locality import check_declarations, local_violation, reachable
 
 POR = Reductions(por=True)

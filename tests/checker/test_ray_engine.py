@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from leadercheck.checker import CheckResult, EndReason, Model, Property, Verdict, always, check
-from leadercheck.checker.parallel import check_parallel
-from leadercheck.checker.ray_engine import RayTransport, ray_transport
+from leadercheck.checker.engine.strategies.processes.partitioned import check_parallel
+from leadercheck.checker.engine.strategies.ray_actors.actors import RayTransport, ray_transport
 from leadercheck.models.catalogue import lookup
 from leadercheck.specs.expectations import load_expectations
 
@@ -88,6 +88,7 @@ def test_importing_the_module_starts_nothing() -> None:
     import subprocess
     import sys
 
-    code = "import leadercheck.checker.ray_engine, sys; print('ray' in sys.modules)"
+    module = "leadercheck.checker.engine.strategies.ray_actors.actors"
+    code = f"import {module}, sys; print('ray' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

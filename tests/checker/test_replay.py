@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from leadercheck.checker import LeadercheckError
+from leadercheck.checker.engine.replay import replay
 from leadercheck.checker.render.explain import explain_lines
 from leadercheck.checker.render.trace_file import load_trace, parse_trace
-from leadercheck.checker.replay import replay
 from leadercheck.models.catalogue import lookup
 from leadercheck.specs import PROPERTIES
 

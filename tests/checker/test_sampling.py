@@ -1,4 +1,5 @@
-"""The sampled strategies (checker/sampling/): simulation, bitstate and swarms of either.
+"""The sampled strategies (checker/engine/strategies/sampling/): simulation, bitstate and swarms of
+either.
 
 They find real violations, shortened to the shortest where the tests know it; the same
 seed gives the same walk and the same trace; a bitstate search counts what it visited;
@@ -15,15 +16,14 @@ from hypothesis import HealthCheck, given, settings
 
 from leadercheck.checker import Action, Model, always, sometimes
 from leadercheck.checker.engine.bits import BitArray, implied_states, usable_bytes
-from leadercheck.checker.engine.settings import Sampling, unbounded
+from leadercheck.checker.engine.settings import BITSTATE, SIMULATE, Sampling, unbounded
+from leadercheck.checker.engine.strategies.bfs import check
+from leadercheck.checker.engine.strategies.sampling.run import LIVENESS_NOT_SAMPLED, check_sampled
+from leadercheck.checker.engine.strategies.sampling.shorten import shorten
+from leadercheck.checker.engine.successors import decides
 from leadercheck.checker.errors import ModelError
 from leadercheck.checker.properties import Kind
 from leadercheck.checker.result import CheckResult, EndReason, Verdict
-from leadercheck.checker.sampling.options import BITSTATE, SIMULATE
-from leadercheck.checker.sampling.run import LIVENESS_NOT_SAMPLED, check_sampled
-from leadercheck.checker.sampling.shorten import shorten
-from leadercheck.checker.search import check
-from leadercheck.checker.successors import decides
 from leadercheck.checker.trace import Trace
 from tests.strategies import graphs
 from tests.toys import Counter, DeepLock, Exploding, Graph, Tokens, lock_closed

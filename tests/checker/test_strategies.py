@@ -12,22 +12,30 @@ import pytest
 from click.testing import CliRunner
 
 import leadercheck.checker.engine.strategies as strategies
+from leadercheck.checker.app.benchmarks.timed import searches
 from leadercheck.checker.app.main import main
-from leadercheck.checker.bench import searches
 from leadercheck.checker.engine.settings import Reductions, Sampling, SearchSettings
-from leadercheck.checker.engine.strategies import chosen
-from leadercheck.checker.engines import describe, searcher
+from leadercheck.checker.engine.strategies import chosen, describe, searcher
+from leadercheck.checker.engine.strategies.bfs import breadth_first
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Property, always
 from leadercheck.checker.result import CheckResult
-from leadercheck.checker.search import breadth_first
 from tests.toys import Counter
 
 
 def test_every_module_of_the_package_registers_a_strategy() -> None:
+    """Each module or package of strategies/ holds its strategies' algorithms and registers
+    them (sampling/ registers two), so nothing there is dead and no strategy lives elsewhere."""
     modules = {m.name for m in pkgutil.iter_modules(strategies.__path__)}
-    assert len(strategies.names()) == len(modules)
+    prefix = strategies.__name__ + "."
+    homes = {}
+    for name in strategies.names():
+        module = type(strategies.strategy(name)).__module__
+        assert module.startswith(prefix), (name, module)
+        homes[name] = module.removeprefix(prefix).split(".")[0]
+    assert set(homes.values()) == modules, homes
+    assert homes["simulate"] == homes["bitstate"] == "sampling"
     assert strategies.names()[:2] == ["bfs", "processes"]  # the defaults come first
 
 

@@ -13,12 +13,12 @@ import pytest
 from click.testing import CliRunner
 
 from leadercheck.checker.app.main import main
+from leadercheck.checker.engine.reductions.symmetry import canonicalizer, check_orbits
 from leadercheck.checker.engine.settings import Reductions
+from leadercheck.checker.engine.strategies.bfs import check
 from leadercheck.checker.errors import LeadercheckError, ModelError
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import always, sometimes
-from leadercheck.checker.search import check
-from leadercheck.checker.symmetry import canonicalizer, check_orbits
 from leadercheck.models.catalogue import lookup
 from leadercheck.specs.expectations import load_expectations
 from tests.toys import Counter, Tokens

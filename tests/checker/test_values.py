@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from leadercheck.checker import always, eventually
 from leadercheck.checker.engine.settings import Reductions, Sampling, SearchSettings
+from leadercheck.checker.engine.strategies import searcher
+from leadercheck.checker.engine.strategies.bfs import check
 from leadercheck.checker.engine.values import ValueCheck
-from leadercheck.checker.engines import searcher
 from leadercheck.checker.errors import ModelError
-from leadercheck.checker.search import check
 from leadercheck.models.catalogue import PROTOCOLS as CATALOGUE
 from tests.helpers import reachable_count
 from tests.strategies import graphs

@@ -30,9 +30,9 @@ from leadercheck.checker.config.knobs import Configuration, load_configurations,
 from leadercheck.checker.config.questions import values_of
 from leadercheck.checker.config.resolution import Duration, in_ticks, tick_lengths
 from leadercheck.checker.config.systems import SYSTEMS
-from leadercheck.checker.protocols import built_in
+from leadercheck.checker.engine.replay import replay
+from leadercheck.checker.protocols.catalogue import built_in
 from leadercheck.checker.render.trace_file import load_trace
-from leadercheck.checker.replay import replay
 from leadercheck.checker.result import Verdict
 from leadercheck.checker.solver.encodings.lease_timing import safe_at
 

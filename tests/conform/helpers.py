@@ -13,10 +13,10 @@ from leadercheck.checker.conform.bindings.base import Binding
 from leadercheck.checker.conform.harness import ModelStep, model_steps
 from leadercheck.checker.conform.run import Report, conform_trace
 from leadercheck.checker.conform.world import Timing
+from leadercheck.checker.engine.replay import replay
 from leadercheck.checker.model import Action
-from leadercheck.checker.protocols import built_in, load_catalogue
+from leadercheck.checker.protocols.catalogue import built_in, load_catalogue
 from leadercheck.checker.render.trace_file import load_trace
-from leadercheck.checker.replay import replay
 
 ROOT = Path(__file__).resolve().parents[2]
 

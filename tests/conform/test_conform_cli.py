@@ -107,7 +107,7 @@ def test_a_timeline_that_cannot_be_written_is_refused_before_anything_runs(tmp_p
 
 
 def test_every_registered_binding_is_a_known_protocol_and_system() -> None:
-    from leadercheck.checker.protocols import built_in, load_catalogue
+    from leadercheck.checker.protocols.catalogue import built_in, load_catalogue
 
     names = set(built_in().protocols) | set(
         load_catalogue(str(ROOT / "examples/redlock.py")).protocols

@@ -100,7 +100,7 @@ def test_a_wrong_mapping_is_found_by_random_schedules_and_shrunk() -> None:
     from leadercheck.checker.conform.bindings import binding_for
     from leadercheck.checker.conform.random_walks import random_walks
     from leadercheck.checker.conform.run import running_servers, world_for
-    from leadercheck.checker.protocols import built_in
+    from leadercheck.checker.protocols.catalogue import built_in
 
     entry = built_in().lookup("lease-no-fencing")
     values = entry.resolve({"nodes": "2", "crashes": "0", "partitions": "0", "losses": "0"})

@@ -136,7 +136,7 @@ def test_each_schedule_starts_whole_and_says_so(tmp_path: Path) -> None:
     from leadercheck.checker.conform.random_walks import walk  # noqa: PLC0415
     from leadercheck.checker.conform.run import running_servers, world_for  # noqa: PLC0415
     from leadercheck.checker.conform.world import Timing  # noqa: PLC0415
-    from leadercheck.checker.protocols import built_in  # noqa: PLC0415
+    from leadercheck.checker.protocols.catalogue import built_in  # noqa: PLC0415
 
     entry = built_in().lookup("lease-no-fencing")
     params = dict(entry.resolve({"nodes": "2"}))

@@ -22,7 +22,7 @@ from leadercheck.checker.conform.clients.postgres import connect
 from leadercheck.checker.conform.harness import Conformance, ModelStep, model_steps, run_trace
 from leadercheck.checker.conform.run import conform_trace, running_servers, world_for
 from leadercheck.checker.conform.world import Timing
-from leadercheck.checker.protocols import built_in
+from leadercheck.checker.protocols.catalogue import built_in
 from tests.conform.helpers import ROOT, conform, trace_steps
 
 BLIND_WRITE = ROOT / "counterexamples/lease-blind-write.json"

@@ -18,7 +18,7 @@ from leadercheck.checker.conform.harness import ModelStep, model_steps
 from leadercheck.checker.conform.run import Report, conform_trace
 from leadercheck.checker.conform.servers import available
 from leadercheck.checker.conform.world import Timing
-from leadercheck.checker.protocols import load_catalogue
+from leadercheck.checker.protocols.catalogue import load_catalogue
 from tests.conform.helpers import ROOT, conform
 
 MODEL = str(ROOT / "examples/redlock.py")

@@ -19,7 +19,7 @@ from leadercheck.checker.conform import servers
 from leadercheck.checker.conform.bindings import binding_for
 from leadercheck.checker.conform.bindings.base import Binding
 from leadercheck.checker.conform.proxy import FaultProxy
-from leadercheck.checker.protocols import built_in
+from leadercheck.checker.protocols.catalogue import built_in
 from tests.conform.helpers import ROOT, scheduled
 
 pytestmark = pytest.mark.conform

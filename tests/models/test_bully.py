@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import pytest
 
 from leadercheck.checker import CheckResult, Verdict, always, check, sometimes
-from leadercheck.checker.measure import measure
+from leadercheck.checker.engine.measure import measure
 from leadercheck.checker.model import Action
 from leadercheck.models.bully import (
     PROTOCOLS,

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from leadercheck.checker.app.main import main
+from leadercheck.checker.engine.strategies.bfs import check
 from leadercheck.checker.result import Verdict
-from leadercheck.checker.search import check
 from leadercheck.models.bully import BullyModel, FlappingBully
 from leadercheck.models.catalogue import lookup
 from leadercheck.models.cluster import ClusterState, FaultBounds

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from leadercheck.checker import CheckResult, Verdict, always, check, sometimes
-from leadercheck.checker.measure import measure
+from leadercheck.checker.engine.measure import measure
 from leadercheck.models.cluster import FaultBounds, Store
 from leadercheck.models.lease_renewal import (
     FAILOVER,

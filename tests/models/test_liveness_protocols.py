@@ -1,11 +1,11 @@
-"""leader-eventually on real protocols (checker/liveness.py over the cluster fairness)."""
+"""leader-eventually on real protocols (checker/engine/liveness.py over the cluster fairness)."""
 
 from __future__ import annotations
 
 import pytest
 
+from leadercheck.checker.engine.strategies.bfs import check
 from leadercheck.checker.result import Verdict
-from leadercheck.checker.search import check
 from leadercheck.models.catalogue import lookup
 from leadercheck.models.cluster import ClusterState
 from leadercheck.models.raft import RaftModel

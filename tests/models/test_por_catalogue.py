@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from leadercheck.checker.engine.settings import Reductions
+from leadercheck.checker.engine.strategies.bfs import check
 from leadercheck.checker.model import Model
-from leadercheck.checker.search import check
 from leadercheck.checker.trace import Trace
 from leadercheck.models.catalogue import PROTOCOLS
 from leadercheck.specs.expectations import load_expectations

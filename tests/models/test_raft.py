@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import pytest
 
 from leadercheck.checker import CheckResult, Verdict, always, check
+from leadercheck.checker.engine.measure import measure
 from leadercheck.checker.engine.settings import Reductions
-from leadercheck.checker.measure import measure
 from leadercheck.checker.model import Action
 from leadercheck.models.cluster import ClusterModel, ClusterState, FaultBounds, Message
 from leadercheck.models.raft import (

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from leadercheck.checker.engine.strategies.bfs import check
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Property, always
-from leadercheck.checker.search import check
 from leadercheck.models.catalogue import PROTOCOLS
 from leadercheck.models.cluster import InterchangeableNodes
 from leadercheck.models.heartbeat import HeartbeatModel

@@ -16,10 +16,10 @@ import pytest
 from click.testing import CliRunner
 
 from leadercheck.checker.app.main import main
+from leadercheck.checker.engine.strategies.bfs import check
 from leadercheck.checker.properties import always
 from leadercheck.checker.render.context import TraceContext
 from leadercheck.checker.render.html import _plain, trace_to_html
-from leadercheck.checker.search import check
 from tests.conftest import ARTIFACTS
 from tests.toys import Counter
 

@@ -10,11 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from leadercheck.checker.app.main import main
-from leadercheck.checker.gate import CaseOutcome, GateCase, GateReport, judge
+from leadercheck.checker.engine.strategies.bfs import check
+from leadercheck.checker.gate.cases import CaseOutcome, GateCase, GateReport, judge
 from leadercheck.checker.properties import always
 from leadercheck.checker.render.html import overview_html
 from leadercheck.checker.result import Verdict
-from leadercheck.checker.search import check
 from leadercheck.specs.expectations import Expectation
 from tests.toys import Counter
 

@@ -1,11 +1,13 @@
 """The registry of search strategies: the ways `verify` can run one search.
 
-A strategy is one module of this package that subclasses `Strategy` and registers an
-instance with `register`. Every module here is imported when the registry is first read,
-so adding an engine is adding a module: `verify --engine`, `verify --help` and
-`verify bench` list what is registered. All strategies take the same model, properties,
-settings (checker/engine/settings.py) and return the same `CheckResult`; each refuses
-what it cannot honour itself (`validate`), so adding a strategy touches one module.
+A strategy is a module of this package (or a package of its own, registering in its
+`__init__`) that subclasses `Strategy` and registers an instance with `register`. Every
+module and package here is imported when the registry is first read, so adding an engine
+is adding a module: `verify --engine`, `verify --help` and `verify bench` list what is
+registered. All strategies take the same model, properties, settings
+(checker/engine/settings.py) and return the same `CheckResult`; each refuses what it cannot
+honour itself (`validate`), so adding a strategy touches one module. `searcher` gives a
+command one search function from its settings.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
@@ -137,3 +139,40 @@ def chosen(settings: SearchSettings) -> Strategy:
     found = strategy(settings.strategy, settings.workers)
     found.validate(settings)
     return found
+
+
+# -- one search function per command, from its settings --------------------------
+
+Search = Callable[..., CheckResult]  # (model, properties, **changes to the settings)
+
+
+def describe(settings: SearchSettings) -> str:
+    """A short line for reports: what ran and with which reductions."""
+    reductions = settings.reductions
+    parts = [chosen(settings).describe(settings.workers)]
+    if reductions.symmetry:
+        parts.append("symmetry (states counted are orbit representatives)")
+    if reductions.por:
+        parts.append("partial-order reduction")
+    if reductions.exact:
+        parts.append("exact (full states, no fingerprints)")
+    return ", ".join(p for p in parts if p)
+
+
+@contextmanager
+def searcher(settings: SearchSettings) -> Iterator[Search]:
+    """A search function for the whole of one command: a Ray instance starts only once.
+
+    The strategy is chosen and checks the settings before anything starts; each search
+    may change them (`search(model, properties, progress=..., max_states=...)`), the
+    strategy and its workers excepted."""
+    engine = chosen(settings)
+    with engine.session(settings) as shared:
+
+        def search(
+            model: Model[Any], properties: Sequence[Property], **changes: Any
+        ) -> CheckResult:
+            own = settings.but(**changes) if changes else settings
+            return engine.search(shared, model, properties, own)
+
+        yield search
