@@ -116,10 +116,13 @@ def open_regular(path: Path, option: str | None = None) -> BinaryIO:
         after = os.fstat(fd)
         if not stat.S_ISREG(after.st_mode):  # swapped for something else since the stat
             raise LeadercheckError(f"{label} is {kind(after.st_mode)}, not a regular file")
-        return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+    # Outside the `except`: once the file object exists it owns the descriptor, and a Ctrl-C
+    # landing as fdopen returns drops the object, which closes it; closing it again here
+    # turned that Ctrl-C into "Bad file descriptor" (or closed a descriptor reused meanwhile)
+    return os.fdopen(fd, "rb")
 
 
 def read_bytes(path: Path, limit: int, option: str | None = None) -> bytes:

@@ -5,6 +5,7 @@ leaves every path as it was (same inode, same type, no temporary file left besid
 from __future__ import annotations
 
 import ast
+import io
 import os
 import pickle
 import shutil
@@ -432,3 +433,22 @@ def test_the_layer_imports_nothing_from_the_project_but_errors() -> None:
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("leader")
     }
     assert imported == {"leadercheck.checker.errors"}
+
+
+def test_ctrl_c_as_a_file_opens_stays_a_ctrl_c(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Ctrl-C that lands just as the file object is made (the object is dropped, and
+    closes its descriptor) propagates as the interrupt it is: the descriptor is not closed a
+    second time, which raised "Bad file descriptor" and made `config --all` exit 2."""
+    target = tmp_path / "f.yml"
+    target.write_text("a: 1\n")
+    real_open = io.open
+
+    def interrupted_fdopen(fd: int, mode: str = "r", *args: object, **kwargs: object) -> object:
+        real_open(fd, mode)  # made and dropped at once: it closes fd
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(files.os, "fdopen", interrupted_fdopen)
+    with pytest.raises(KeyboardInterrupt):
+        files.read_bytes(target, 1 << 10)
