@@ -85,7 +85,3 @@ class InterchangeableNodes:
                 )
             )
         return keys
-
-    def order_key(self, s: ClusterState) -> str:
-        """States mix None, ints and strings, so orbits pick their member by its text."""
-        return repr(s)
