@@ -290,6 +290,7 @@ def test_states_with_strings_and_none_resume_in_a_new_process(tmp_path: Path) ->
     same_search(whole, json.loads(resumed.stdout))
 
 
+@pytest.mark.slow  # 2.5 s; test_checkpoint_stops' hash refusals stay
 def test_a_process_that_hashes_differently_is_refused(tmp_path: Path) -> None:
     """A checkpoint from a pinned process, resumed in one where strings hash otherwise (a
     process already marked pinned, so `verify` does not re-pin it, with another hash seed):

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -177,8 +180,32 @@ def test_a_missing_argument_is_named_with_what_it_is_for(args: list[str], messag
 
 def test_no_help_text_names_a_path_outside_the_repository() -> None:
     """`verify bench` once pointed at ../shared/benchmarks, a folder no user has."""
-    texts = [verify("--help").stdout] + [verify(c, "--help").stdout for c in main.commands]
+    names = main.list_commands(None)  # type: ignore[arg-type]
+    texts = [verify("--help").stdout] + [verify(c, "--help").stdout for c in names]
     assert all(text.startswith("Usage: ") for text in texts)
     assert not [text for text in texts if "../" in text or "shared/benchmarks" in text]
-    bench = " ".join(texts[1 + list(main.commands).index("bench")].split())
+    bench = " ".join(texts[1 + names.index("bench")].split())
     assert "Time the benchmark models, each run in a fresh process: raft-election and" in bench
+
+
+def test_each_subcommand_loads_when_named_and_only_then() -> None:
+    """The subcommands are imported by name (`verify --protocol` starts a third faster);
+    each name is its command's own, and a check never loads config, history or explore."""
+    for name in main.list_commands(None):  # type: ignore[arg-type]
+        command = main.get_command(None, name)  # type: ignore[arg-type]
+        assert command is not None and command.name == name
+    code = (
+        "import sys\n"
+        "from leadercheck.checker.app.main import main\n"
+        "try:\n"
+        "    main(['--protocol', 'bully', '--max-states', '5', '--out', sys.argv[1]])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "names = ('config', 'history', 'explore', 'conform', 'traces', 'bench')\n"
+        "print(sorted(n for n in names if 'leadercheck.checker.app.' + n in sys.modules))\n"
+    )
+    with tempfile.TemporaryDirectory() as out:
+        done = subprocess.run(
+            [sys.executable, "-c", code, out], capture_output=True, text=True, timeout=120
+        )
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr

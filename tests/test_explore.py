@@ -295,6 +295,7 @@ def _broken(tab: Any) -> list[str]:
     return names
 
 
+@pytest.mark.slow  # 3.8 s in Chromium; the jump to the violation stays
 def test_the_page_walks_to_the_violation_by_hand_and_jumps_back_to_it(tab: Any) -> None:
     path = exploration_of(PROTOCOL, None, ()).jump(CLAIM)["path"]
     assert isinstance(path, list)

@@ -13,6 +13,7 @@ commands of their own.
 
 from __future__ import annotations
 
+import importlib
 import sys
 import traceback
 from collections.abc import Sequence
@@ -22,14 +23,8 @@ import click
 from click.core import ParameterSource
 
 from leadercheck.checker.app import check, common, gate, lint, listing, search_options, symbolic
-from leadercheck.checker.app.bench import bench_command, message_cost_command
-from leadercheck.checker.app.config import config_command
-from leadercheck.checker.app.conform import conform_command
-from leadercheck.checker.app.explore import explore_command
-from leadercheck.checker.app.history import history_command
 from leadercheck.checker.app.modes import Call, Mode, choose, label_of
 from leadercheck.checker.app.output import report_channel
-from leadercheck.checker.app.traces import explain_command, replay_command
 from leadercheck.checker.engine.hashing import pin_hashing
 from leadercheck.checker.engine.interrupts import interrupt_handler, real_interrupt
 from leadercheck.checker.errors import LeadercheckError
@@ -40,6 +35,19 @@ CHECKPOINT_FLAGS = frozenset({"--checkpoint", "--resume"})
 SELECTED = (gate.MODE, listing.MODE, lint.MODE, symbolic.MODE)  # by a flag; else check.MODE
 MODES: tuple[Mode, ...] = (*SELECTED, check.MODE)
 GIVEN = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+# The subcommands, by name: (module of checker/app, its click command). Each is imported
+# when its name is given (or --help lists them), so `verify --protocol` does not load what
+# config, history, explore or conform need (a third of the start-up).
+SUBCOMMANDS = {
+    "replay": ("traces", "replay_command"),
+    "explain": ("traces", "explain_command"),
+    "conform": ("conform", "conform_command"),
+    "config": ("config", "config_command"),
+    "message-cost": ("bench", "message_cost_command"),
+    "bench": ("bench", "bench_command"),
+    "explore": ("explore", "explore_command"),
+    "history": ("history", "history_command"),
+}
 
 
 def one_line(text: str) -> str:
@@ -71,11 +79,24 @@ class VerifyGroup(click.Group):
     def _debug_everywhere(self, argv: list[str]) -> list[str]:
         """`--debug` works with every command: a subcommand that does not declare it never
         sees it (the contract below reads it), so it is never refused as unknown."""
-        command = self.commands.get(argv[0]) if argv else None
+        command = self.get_command(None, argv[0]) if argv else None  # type: ignore[arg-type]
         if command is None or any("--debug" in p.opts for p in command.params):
             return argv
         cut = argv.index("--") if "--" in argv else len(argv)
         return [a for a in argv[:cut] if a != "--debug"] + argv[cut:]
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(SUBCOMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        where = SUBCOMMANDS.get(cmd_name)
+        if where is None:
+            return None
+        module, name = where
+        command: click.Command = getattr(
+            importlib.import_module(f"leadercheck.checker.app.{module}"), name
+        )
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -202,12 +223,6 @@ def main(ctx: click.Context, **values: Any) -> int | None:
 
 def _labels(ctx: click.Context) -> dict[str, str]:
     return {p.name: label_of(p) for p in ctx.command.params if p.name}
-
-
-for _command in (replay_command, explain_command, conform_command, config_command,
-                 message_cost_command, bench_command, explore_command,
-                 history_command):  # fmt: skip
-    main.add_command(_command)
 
 
 if __name__ == "__main__":

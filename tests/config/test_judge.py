@@ -362,6 +362,7 @@ def _grid(drifts: tuple[float, ...], offsets: tuple[float, ...], leases: tuple[f
                     _agrees(lease, renew, retry, drift, max(0.0, round(edge + offset, 2)))
 
 
+@pytest.mark.slow  # 3.8 s: a grid of searches; the region's own tests stay
 def test_stale_leader_agrees_with_the_z3_region_on_a_grid() -> None:
     """Every point of a grid on and beside the region's edge: the model's verdict is z3's
     (the drift-free edge is exact in half seconds; beside it, a drift too)."""

@@ -185,6 +185,7 @@ def test_a_restarted_node_renews_its_own_lease_without_a_transition() -> None:
     assert state.node(1).tenure == 1 and state.store == Store(1, 1, 3)
 
 
+@pytest.mark.slow  # 1.8 s; the defaults' verdicts stay
 def test_verdicts_with_a_crash_budget() -> None:
     result = check(
         _model("k8s-lease", crashes=1, partitions=0, transitions=1),

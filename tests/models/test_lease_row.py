@@ -61,6 +61,7 @@ def test_verdicts_and_reachable_states_at_defaults(
     assert reachable_count(name) == distinct  # every state, whatever the verdicts
 
 
+@pytest.mark.slow  # 4.5 s; k8s-lease's witnesses stay in the default suite
 def test_witnesses_are_short() -> None:
     """A second leadership (`failover`) takes a lapse and a new update with the WHERE
     clause; the blind update makes one in the same four steps that make two leaders."""

@@ -85,6 +85,10 @@ HEAVY = {
     "zookeeper",
     "zookeeper-fencing",
     "zookeeper-multi",
+    "patroni-sync",  # 1.1 to 1.5 s each
+    "even-quorum",
+    "lease-renewal",
+    "k8s-lease-fencing",
 }  # over a second each: lease-cas, k8s-lease and the rest stay
 
 
