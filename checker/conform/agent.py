@@ -18,6 +18,8 @@ import importlib
 import json
 import os
 import queue
+import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -26,9 +28,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from leadercheck.checker.conform.lifetime import dies_with_us
+from leadercheck.checker.conform.replies import Fields, fault_in
 from leadercheck.checker.errors import LeadercheckError
 
 SYSTEMS = ("etcd", "postgres", "zookeeper", "redis")
+#: Set in every client process's environment, a value of its own per process: what it starts
+#: inherits it, so whatever a client left behind (a child in another process group or
+#: session, holding its stdout or not) is found in /proc and ended with it.
+COOKIE = "LEADERCHECK_CLIENT_PROCESS"
+QUEUED_LINES = 64  # lines read ahead of the harness: a client that floods stdout waits
+LOG_TAIL = 64 << 10  # bytes of a client's stderr log read to quote its last line
 
 
 class AgentError(LeadercheckError):
@@ -97,8 +107,10 @@ class Agent:
         self.start_timeout = start_timeout
         self.process: subprocess.Popen[str] | None = None
         self.paused = False
-        self._replies: queue.Queue[str | None] = queue.Queue()
+        self._replies: queue.Queue[str | None] = queue.Queue(QUEUED_LINES)
         self._generation = 0
+        self._cookie = ""
+        self._stopped = threading.Event()  # the current process's reader may give up
         #: what the client does between calls, as its first line says ("a keep-alive
         #: thread"); None: nothing, so a pause stops nothing of its own
         self.background: str | None = None
@@ -112,14 +124,15 @@ class Agent:
         self._generation += 1
         log = (self.log_dir / f"{self.name}.{self._generation}.log").open("w")
         argv = [sys.executable, "-m", __name__, self.system, json.dumps(self.config)]
-        env = {**os.environ, **self.environment} if self.environment else None
+        self._cookie = f"{os.getpid()}.{self.name}.{self._generation}.{secrets.token_hex(6)}"
+        env = {**os.environ, **self.environment, COOKIE: self._cookie}
         if self.command is not None:
             argv = self.command
-            env = {**os.environ, **self.environment, "LEADERCHECK_NODE": self.name}
+            env["LEADERCHECK_NODE"] = self.name
             env["LEADERCHECK_CONFIG"] = json.dumps(self.config, sort_keys=True)
         try:
             self.process = subprocess.Popen(
-                argv,
+                dies_with_us(argv) if shutil.which(argv[0]) else argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=log,
@@ -133,9 +146,10 @@ class Agent:
         finally:
             log.close()
         self.paused = False
-        self._replies = queue.Queue()
+        self._replies = queue.Queue(QUEUED_LINES)
+        self._stopped = threading.Event()
         threading.Thread(
-            target=_pump, args=(self.process.stdout, self._replies), daemon=True
+            target=_pump, args=(self.process.stdout, self._replies, self._stopped), daemon=True
         ).start()
         try:
             ready = self._answer(self.start_timeout)
@@ -156,11 +170,22 @@ class Agent:
         self.paused = False
 
     def kill(self) -> None:
-        """SIGKILL, then reap: the crash the model calls crash. Harmless when repeated (a
-        kill interrupted by Ctrl-C is simply called again; SIGKILL ends a stopped process)."""
+        """SIGKILL to the client's whole process group and to everything it started
+        (`COOKIE`), then reap: the crash the model calls crash. Harmless when repeated (a
+        kill interrupted by Ctrl-C is simply called again; SIGKILL ends a stopped process).
+
+        Its stdout is left to the reader thread, which closes it at end of file: closing it
+        here would wait on the reader's lock, for ever if something the client started
+        still held the pipe open."""
         process = self.process
         if process is None:
             return
+        self._stopped.set()
+        if process.returncode is None:  # not reaped: its group id is still its own
+            try:
+                os.killpg(process.pid, signal.SIGKILL)  # start_new_session: a group of its own
+            except (ProcessLookupError, PermissionError):
+                pass
         try:
             process.kill()
         except ProcessLookupError:
@@ -169,12 +194,12 @@ class Agent:
             process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
-        for pipe in (process.stdin, process.stdout):
-            try:
-                if pipe is not None:
-                    pipe.close()
-            except OSError:
-                pass
+        end_processes_with(COOKIE, self._cookie)
+        try:
+            if process.stdin is not None:
+                process.stdin.close()
+        except OSError:
+            pass
         self.process = None
         self.paused = False
 
@@ -207,6 +232,17 @@ class Agent:
                 " must be answered, ok or not, within the call timeout)"
             ) from None
 
+    def check_result(self, op: str, reply: Mapping[str, Any], fields: Fields | None) -> None:
+        """Refuse, as this node's client's protocol error, an answer to `op` whose result
+        lacks a field `fields` requires or gives one of the wrong kind (replies.py)."""
+        if not reply.get("ok") or not fields:
+            return
+        fault = fault_in(reply.get("result") or {}, fields)
+        if fault is not None:
+            raise self._failure(
+                f"{self.name}: its answer to {op!r} breaks the client protocol: {fault}"
+            )
+
     def _answer(self, timeout: float) -> dict[str, Any]:
         """The next reply line, checked: one JSON object with `ok` true and a `result`
         object, or `ok` false and an `error` string. Anything else is the client's fault,
@@ -220,7 +256,7 @@ class Agent:
         shown = line.strip()[:80]
         try:
             reply = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested beyond the parser's depth
             reply = None
         if not isinstance(reply, dict) or not isinstance(reply.get("ok"), bool):
             raise self._failure(
@@ -245,11 +281,17 @@ class Agent:
                 pass
 
     def _log_tail(self) -> str:
+        """The last line the client wrote to stderr, from the log's last `LOG_TAIL` bytes
+        (a client may have written gigabytes)."""
         path = self.log_dir / f"{self.name}.{self._generation}.log"
         try:
-            lines = path.read_text(errors="replace").strip().splitlines()
+            with path.open("rb") as log:
+                size = log.seek(0, os.SEEK_END)
+                log.seek(max(0, size - LOG_TAIL))
+                tail = log.read(LOG_TAIL).decode(errors="replace")
         except OSError:
             return "no log"
+        lines = tail.strip().splitlines()
         return lines[-1][:300] if lines else "nothing logged"
 
 
@@ -263,21 +305,65 @@ def _period(value: object) -> float | None:
 MAX_LINE = 1 << 20  # a reply line longer than this is garbage (and is not kept whole)
 
 
-def _pump(stream: IO[str] | None, replies: queue.Queue[str | None]) -> None:
-    """The child's stdout, a line at a time (each bounded), into the queue; None once it
-    closes."""
-    if stream is not None:
+def _pump(
+    stream: IO[str] | None, replies: queue.Queue[str | None], stopped: threading.Event
+) -> None:
+    """The child's stdout, a line at a time (each bounded), into the bounded queue; None
+    once it closes. Gives up once the process is killed (`stopped`) rather than wait for
+    room the harness will never make; closes the stream at the end."""
+
+    def put(item: str | None) -> bool:
+        while not stopped.is_set():
+            try:
+                replies.put(item, timeout=0.2)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    if stream is None:
+        put(None)
+        return
+    try:
+        while line := stream.readline(MAX_LINE):
+            if not line.endswith("\n") and len(line) >= MAX_LINE:
+                if not put("<a line over 1 MiB>"):
+                    return
+                while (rest := stream.readline(MAX_LINE)) and not rest.endswith("\n"):
+                    pass  # the rest of that line
+                continue
+            if not put(line):
+                return
+    except (OSError, ValueError):
+        pass
+    finally:
+        put(None)
         try:
-            while line := stream.readline(MAX_LINE):
-                if not line.endswith("\n") and len(line) >= MAX_LINE:
-                    replies.put("<a line over 1 MiB>")
-                    while (rest := stream.readline(MAX_LINE)) and not rest.endswith("\n"):
-                        pass  # the rest of that line
-                    continue
-                replies.put(line)
-        except (OSError, ValueError):
+            stream.close()
+        except OSError:
             pass
-    replies.put(None)
+
+
+def end_processes_with(name: str, value: str, rounds: int = 5) -> None:
+    """SIGKILL every process whose environment holds `name=value`, again until none is
+    left (one may fork while it is being ended), at most `rounds` times. Linux's /proc; a
+    process of another user, or gone meanwhile, is skipped."""
+    mark = f"{name}={value}".encode()
+    for _ in range(rounds):
+        found = False
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/environ", "rb") as environ:
+                    held = mark in environ.read(1 << 21).split(b"\0")
+                if held:
+                    os.kill(int(entry.name), signal.SIGKILL)
+                    found = True
+            except (OSError, ValueError):
+                continue
+        if not found:
+            return
 
 
 if __name__ == "__main__":

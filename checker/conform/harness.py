@@ -28,6 +28,7 @@ from leadercheck.checker.conform.anomaly import (
 )
 from leadercheck.checker.conform.bindings.base import NO_REPLY, Binding, View, reply_lost
 from leadercheck.checker.conform.failures import talking_to
+from leadercheck.checker.conform.replies import BELIEF
 from leadercheck.checker.conform.world import READ_MARGIN, Facts, Timing, World
 from leadercheck.checker.engine.interrupts import real_interrupt
 from leadercheck.checker.engine.replay import normalise
@@ -319,6 +320,7 @@ def _call(binding: Binding, world: World, action: Action) -> Performed:
             reply = agent.call(op, world.timing.call_timeout)
         except NoAnswer as exc:
             reply = {"ok": False, "error": str(exc)}
+        agent.check_result(op, reply, binding.replies.get(op))
         reply["op"] = op
         effect = None
         if losing:
@@ -349,6 +351,7 @@ def read_beliefs(world: World, before: Mapping[str, Belief]) -> dict[str, Belief
                 reply = agent.call("belief", world.timing.call_timeout)
             except NoAnswer:
                 reply = {"ok": False}
+            agent.check_result("belief", reply, BELIEF)
             result = reply.get("result")
             told = reply.get("ok") and isinstance(result, dict)
             found[node] = belief_of(result) if told and result else UNKNOWN

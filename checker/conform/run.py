@@ -22,6 +22,7 @@ from leadercheck.checker.conform.bindings import binding_for
 from leadercheck.checker.conform.bindings.base import Binding
 from leadercheck.checker.conform.failures import probe
 from leadercheck.checker.conform.harness import Conformance, Entry, ModelStep, run_trace
+from leadercheck.checker.conform.lifetime import mark_owned
 from leadercheck.checker.conform.world import Timing, World
 from leadercheck.checker.engine.interrupts import real_interrupt
 from leadercheck.checker.errors import LeadercheckError
@@ -113,6 +114,7 @@ def server_options(binding: Binding) -> dict[str, Any]:
 
 
 def world_for(binding: Binding, running: Running, timing: Timing, log_dir: Path) -> World:
+    mark_owned(log_dir)  # the clients' logs: removed by a later run if this one is killed
     return World(
         binding.system,
         binding.nodes,

@@ -45,6 +45,7 @@ from types import TracebackType
 from typing import Any, ClassVar, NamedTuple, Self
 
 from leadercheck.checker.conform.clocks import WallClock, build_wall_clock_shim
+from leadercheck.checker.conform.lifetime import dies_with_us, mark_owned, sweep_stale
 from leadercheck.checker.conform.proxy import FaultProxy
 
 __all__ = [
@@ -228,7 +229,9 @@ class Server:
         self._entered = True
         try:
             if self._given_workdir is None:
+                sweep_stale()  # what a verify killed outright left behind
                 self.workdir = Path(tempfile.mkdtemp(prefix=f"leadercheck-{self.system}-"))
+                mark_owned(self.workdir)
                 self._resources.owned_dir = self.workdir
             else:
                 self.workdir.mkdir(parents=True, exist_ok=True)
@@ -267,7 +270,7 @@ class Server:
         try:
             with log.open("ab") as out:
                 proc = subprocess.Popen(
-                    args,
+                    dies_with_us(args),
                     cwd=self.workdir,
                     stdin=subprocess.DEVNULL,
                     stdout=out,

@@ -119,6 +119,12 @@ def _leftovers(marker: str) -> list[str]:
         ("garbage", "n1: its client answered 'hello, harness', not a JSON object"),
         ("hangs", "n1: no answer to 'belief' within 5 s"),
         ("mute-after-resume", "n1: no answer to 'belief' within 5 s"),  # after step 9's SIGCONT
+        ("orphan", "n1: no answer to 'belief' within 5 s"),  # its child still holds the pipe
+        ("nested", "n1: its client answered '[[[["),
+        (
+            "wrong-kind",
+            "n1: its answer to 'belief' breaks the client protocol: \"leader\" is 'yes', not bool",
+        ),
     ],
 )
 def test_a_client_that_breaks_the_protocol_is_one_line_and_nothing_is_left(

@@ -28,6 +28,7 @@ import pytest
 from leadercheck.checker.conform import servers
 from leadercheck.checker.conform.failures import SystemFailure
 from leadercheck.checker.conform.harness import Entry
+from leadercheck.checker.conform.lifetime import sweep_stale
 from leadercheck.checker.conform.world import Timing
 from tests.conform.helpers import ROOT, trace_steps
 
@@ -166,6 +167,32 @@ def test_ctrl_c_during_a_random_schedule_is_exit_3_with_the_timeline(
     assert record["server"].startswith("etcd 3.")
     assert "Traceback" not in out
     run.assert_nothing_left(work)
+
+
+@needs("etcd")
+def test_a_verify_killed_outright_leaves_no_process_and_its_folders_go_next_time(
+    tmp_path: Path,
+) -> None:
+    """SIGKILL runs no code of verify's: the kernel ends its servers and clients (they are
+    started with a parent-death signal), and the next run's sweep removes its folders."""
+    work = tmp_path / "tmp"
+    work.mkdir()
+    run = Verify(*RANDOM, tmp=work)
+    run.wait_for(lambda: any("schedule of" in line for line in run.lines), "a first schedule")
+    run.wait_for(run.agents, "the second schedule's clients")
+    started = set(run.seen)
+    assert started and list(work.iterdir())
+    run.proc.kill()
+    run.proc.wait(30)
+    deadline = time.monotonic() + 30
+    while alive := [p for p in started if psutil.pid_exists(p) and _status(p) != "zombie"]:
+        assert time.monotonic() < deadline, [_command(p) for p in alive]
+        time.sleep(0.05)
+    assert sorted(p.name.rsplit("-", 1)[0] for p in sweep_stale(work)) == [
+        "leadercheck-clients",
+        "leadercheck-etcd",
+    ]
+    assert list(work.iterdir()) == []
 
 
 @needs("etcd")

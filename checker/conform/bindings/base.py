@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from leadercheck.checker.conform.replies import Fields
 from leadercheck.checker.conform.world import GIVEN, Facts, Timing, World, settle_window
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import Action
@@ -73,6 +74,10 @@ class Binding(ABC):
     #: before which it happens (None: a step drawn for each random schedule); None: every
     #: member lives and talks
     member_fault: tuple[str, str, int | None] | None = None
+    #: the fields each operation's result carries, as the client protocol documents them
+    #: (replies.py): a client's answer without them, or with a field of the wrong kind,
+    #: is its protocol error; an operation not named here answers anything
+    replies: Mapping[str, Fields] = {}
 
     def __init__(self, protocol: str, params: Mapping[str, int]) -> None:
         self.protocol = protocol

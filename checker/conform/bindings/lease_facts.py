@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 from leadercheck.checker.conform.bindings.base import NO_REPLY, Binding, View, note_of, reply_lost
+from leadercheck.checker.conform.replies import Fields
 from leadercheck.checker.conform.world import Facts
 from leadercheck.checker.model import Action
 
@@ -106,6 +107,14 @@ class LeaseBinding(Binding):
     model facts in the words above. A system adds its client, its setup and its real facts."""
 
     CALLS: ClassVar[Mapping[str, list[str]]] = {}
+    replies: Mapping[str, Fields] = {
+        "acquire": {"granted": "bool", "token": "int|str?"},
+        "update": {"granted": "bool", "token": "int|str?"},
+        "read": {"free": "bool", "token": "int|str?"},
+        "renew": {"renewed": "bool"},
+        "check": {"believes_leader": "bool", "token": "int|str?"},
+        "write": {"accepted": "bool", "token": "int|str?"},
+    }
 
     def calls(self, action: Action) -> list[str] | None:
         calls = self.CALLS.get(action.name)

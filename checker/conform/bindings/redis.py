@@ -44,6 +44,7 @@ import redis
 
 from leadercheck.checker.conform.bindings.base import Binding, View, note_of
 from leadercheck.checker.conform.clients.redis import MASTERS, Keys, connect, owner_of, text_of
+from leadercheck.checker.conform.replies import Fields
 from leadercheck.checker.conform.world import Facts, World
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import Action
@@ -85,6 +86,15 @@ def unlocked_words(masters: str) -> str:
 
 class Redlock(Binding):
     system = "redis"
+    replies: Mapping[str, Fields] = {
+        **{
+            f"set_{m}": {"set": "bool", "holder": "str?", "oks": "int?", "held": "bool?"}
+            for m in MASTERS
+        },
+        "check": {"valid": "bool"},
+        "write": {"accepted": "bool"},
+        "release": {"unlocked": "str?"},
+    }
     #: "clock jump" is made real by the binding's own op (jump_<M>), the rest by the harness
     faults = frozenset({"pause", "resume", "tick", "clock jump"})
     wall_clocks = True

@@ -31,6 +31,7 @@ from leadercheck.checker.conform.clients.zookeeper import (
     kazoo_client,
     seq_of,
 )
+from leadercheck.checker.conform.replies import Fields
 from leadercheck.checker.conform.world import Facts, Timing, World
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import Action
@@ -68,6 +69,13 @@ SESSION_RANGE = (0.4, 20.0)  # seconds: 2 and 100 times the server's tickTime of
 
 class ZooKeeperElection(Binding):
     system = "zookeeper"
+    replies: Mapping[str, Fields] = {
+        "create": {"created": "bool", "seq": "int?"},
+        "check": {"leads": "bool", "watches": "int?"},
+        "await_expiry": {"seen": "bool"},
+        "await_watch": {"seen": "bool"},
+        "write": {"accepted": "bool", "epoch": "int?"},
+    }
     expiry_lag = 0.4  # the server expires sessions at its ticks (tickTime 200 ms), kazoo hears
     user_clients = True
 

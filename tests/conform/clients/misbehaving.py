@@ -6,7 +6,11 @@ left running). Every other argument is ignored (the tests pass a marker to find 
 - garbage: prints a line that is not JSON;
 - hangs: says it is ready, then never answers;
 - mute-after-resume: answers like the example's elector until it is stopped and
-  continued (SIGSTOP, SIGCONT), then never again.
+  continued (SIGSTOP, SIGCONT), then never again;
+- orphan: at its first request, starts a child in a session of its own that keeps its
+  stdout open (the marker in its command line), and exits without answering;
+- nested: answers with 200,000 nested brackets;
+- wrong-kind: answers every request with fields of the wrong kind (`"leader": "yes"`).
 """
 
 from __future__ import annotations
@@ -27,6 +31,19 @@ if MODE == "garbage":
     time.sleep(60)
 print(json.dumps({"ok": True, "result": {"ready": os.getpid(), "background": None}}), flush=True)
 if MODE == "hangs":
+    time.sleep(60)
+if MODE in ("orphan", "nested", "wrong-kind"):
+    sys.stdin.readline()
+    if MODE == "orphan":
+        import subprocess
+
+        sleeper = [sys.executable, "-c", "import time; time.sleep(600)", *sys.argv[2:]]
+        subprocess.Popen(sleeper, start_new_session=True)  # inherits stdout
+        os._exit(0)
+    if MODE == "nested":
+        print("[" * 200_000, flush=True)
+    else:
+        print(json.dumps({"ok": True, "result": {"leader": "yes", "token": 1}}), flush=True)
     time.sleep(60)
 
 resumed = False
