@@ -88,8 +88,10 @@ from leadercheck.checker.errors import LeadercheckError
         click.Option(["-p", "params"], multiple=True, metavar="NAME=VALUE", help="With --random."),
         Once(["--seed"], type=Count(0), default=0, show_default=True, help="With --random."),
         Once(
-            ["--steps", "max_steps"], type=Count(1), default=12, show_default=True,
-            help="With --random: the most steps of one schedule.",
+            ["--steps", "max_steps"], type=Count(1), default=None,
+            help="With --random: the most steps of one schedule. Default: 12, or more when"
+            " the nearest step where safety rests on the client is further from the start"
+            " (it is then reached with 4 to spare).",
         ),
         Once(
             ["--budget"], type=Seconds(positive=True), default=600.0, show_default=True,
@@ -132,7 +134,7 @@ def conform_command(
     schedules: int | None,
     params: tuple[str, ...],
     seed: int,
-    max_steps: int,
+    max_steps: int | None,
     budget: float,
     keep_dir: Path | None,
     as_json: bool,
@@ -140,7 +142,8 @@ def conform_command(
     html_dir: Path | None,
 ) -> int:
     """Run a trace (or random schedules) on a real system and compare it with the model:
-    exit 0 if it does what the model predicts, 1 where it diverges, 2 on bad input."""
+    exit 1 if a claim broke on the real system (whatever the model expected), else 0 if it
+    did what the model predicts, 4 where it diverges; 2 on bad input, 3 if incomplete."""
     from leadercheck.checker.app import conform_runs  # noqa: PLC0415 (client libraries load then)
 
     timing = conform_runs.timing_of(tick, settle, ttl_scale)

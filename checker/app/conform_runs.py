@@ -29,6 +29,7 @@ from leadercheck.checker.conform import clocks
 from leadercheck.checker.conform.bindings.base import Binding
 from leadercheck.checker.conform.harness import Entry, ModelStep, model_steps, stall_words
 from leadercheck.checker.conform.report import (
+    breaks_json,
     client_words,
     partition_words,
     time_mapping,
@@ -47,12 +48,18 @@ from leadercheck.checker.render.conformance import (
     header_lines,
     timeline_section,
     verdict_lines,
+    violated_line,
 )
 from leadercheck.checker.result import PropertyResult, Verdict
 
-CONFORMS, DIVERGES, INCOMPLETE = 0, 1, 3
+# The exit codes: a claim broken on the real system is a violation (1), whatever the model
+# expected and whether or not the run conformed; a divergence alone is a finding of its own
+# (4): the real system did something the model cannot, which is not a claim broken
+CONFORMS, VIOLATED, INCOMPLETE, DIVERGES = 0, 1, 3, 4
 MAX_SCHEDULES = 100_000
 MAX_STEPS = 200
+DEFAULT_STEPS = 12  # per random schedule, unless the danger is further (schedule_length)
+REACH_SLACK = 4  # steps to spare beyond the nearest dangerous step (renewals, ticks between)
 
 
 def timing_of(tick: float, settle: float | None, ttl_scale: float = 1.0) -> Timing:
@@ -80,6 +87,25 @@ def check_outputs(
         files.check_output_file(timeline, "--timeline")
     if html_dir is not None:
         files.check_output_dir(html_dir, "--html")
+
+
+def schedule_length(given: int | None, start: int | None) -> tuple[int, str | None]:
+    """The most steps of one random schedule, and a warning if they cannot reach what the
+    schedules look for. `start`: how many steps the nearest step where safety rests on the
+    client is from the initial state (None: there is none), so it is taken at step
+    start + 1. By default DEFAULT_STEPS, or that step with REACH_SLACK to spare."""
+    reach = None if start is None else start + 1
+    if given is None:
+        if reach is None:
+            return DEFAULT_STEPS, None
+        return min(MAX_STEPS, max(DEFAULT_STEPS, reach + REACH_SLACK)), None
+    if reach is not None and reach > given:
+        return given, (
+            f"warning: --steps {given} cannot reach the nearest step where safety rests on the"
+            f" client, step {reach} at the earliest: no schedule can break a claim there (give"
+            f" --steps {min(MAX_STEPS, reach + REACH_SLACK)} or leave --steps out)"
+        )
+    return given, None
 
 
 def check_random(schedules: int, max_steps: int, budget: float) -> None:
@@ -150,7 +176,7 @@ def trace_run(
         files.write_files(html_dir, {f"{stem}.html": page})
         if not as_json:
             say(f"wrote {html_dir / (stem + '.html')}")
-    return _code(record["verdict"])
+    return _code(record)
 
 
 def _binding(
@@ -296,8 +322,12 @@ def _finish(record: Mapping[str, Any], as_json: bool, echo: Any, timeline: Path 
             say(f"wrote {timeline}")
 
 
-def _code(verdict: str) -> int:
-    return {"CONFORMS": CONFORMS, "DIVERGES": DIVERGES}.get(verdict, INCOMPLETE)
+def _code(record: Mapping[str, Any]) -> int:
+    """1 if a claim broke on the real system (a trace's `real_breaks`, random schedules'
+    `violating_history`), else the conformance verdict's: 0, 4, or 3."""
+    if record.get("real_breaks") or record.get("violating_history"):
+        return VIOLATED
+    return {"CONFORMS": CONFORMS, "DIVERGES": DIVERGES}.get(record["verdict"], INCOMPLETE)
 
 
 def _trace_page(
@@ -339,7 +369,7 @@ def random_run(
     timing: Timing,
     schedules: int,
     seed: int,
-    max_steps: int,
+    max_steps: int | None,
     budget: float,
     as_json: bool,
     timeline: Path | None,
@@ -363,19 +393,27 @@ def random_run(
         world_for,
     )
 
-    check_random(schedules, max_steps, budget)
+    check_random(schedules, DEFAULT_STEPS if max_steps is None else max_steps, budget)
     catalogue = catalogue_of(model_spec)
     entry = catalogue.lookup(_random_protocol(protocol_name, against, catalogue.protocols))
     values = entry.resolve(dict(given))
     binding, timing = _binding(entry.name, against, values, timing, client, silent_cuts)
-    if member_fault is not None:
-        binding.member_fault = member_fault_of(
-            *member_fault, against, endpoint, max_steps, drawn=True
-        )
+    if member_fault is not None:  # checked now; its drawn step is within the length below
+        member_fault_of(*member_fault, against, endpoint, MAX_STEPS, drawn=True)
     model = checked_model(catalogue, entry, values, ())
     check_outputs(timeline, None, endpoint, binding)
     if keep_dir is not None:
         files.check_output_dir(keep_dir, "--keep")
+    claims = [catalogue.claims[c] for c in OBSERVABLE if c in catalogue.claims]
+    guide = build_guide(model, binding.risky, claims)
+    start = None if guide is None else guide.now(list(model.initial_states()))
+    max_steps, short = schedule_length(max_steps, start)
+    if member_fault is not None:
+        binding.member_fault = member_fault_of(
+            *member_fault, against, endpoint, max_steps, drawn=True
+        )
+    if short is not None:
+        warn(short)
     echo = _printer(as_json)
     params = " ".join(f"{k}={v}" for k, v in sorted(values.items()))
     echo(f"conform --random {schedules}: {entry.name} ({params}) against {against},"
@@ -387,9 +425,6 @@ def random_run(
     if binding.member_fault is not None:
         echo(f"store member: {member_fault_words(binding.member_fault)}")
     echo(f"time: {time_mapping(timing)}")
-    claims = [catalogue.claims[c] for c in OBSERVABLE if c in catalogue.claims]
-    guide = build_guide(model, binding.risky, claims)
-    start = None if guide is None else guide.now(list(model.initial_states()))
     echo(
         f"guided: toward the steps where safety rests on the client ({start} steps from the"
         " start at the nearest)"
@@ -433,13 +468,13 @@ def random_run(
             say(f"kept {len(kept.written)} schedules as traces in {keep_dir}")
     if as_json:
         say(_record_json(record))
-    elif not found.interrupted:
-        _random_summary(record)
+    elif not found.interrupted or record["violating_history"] is not None:
+        _random_summary(record)  # a claim broken for real is told, Ctrl-C or not
     if timeline is not None:
         _write_timeline(timeline, record)
     if found.interrupted:
         warn(_interrupted_line(record, timeline))
-    return _code(record["verdict"])
+    return _code(record)
 
 
 class _Keeper:
@@ -544,25 +579,27 @@ def _random_record(
         "guided": found.guided,
         "coverage": found.coverage.to_json(),
         "divergent_history": None,
+        "violating_history": None,
         "interrupted_schedule": None,
     }
+    violation = found.shortest_violation
+    if violation is not None:
+        record["violating_history"] = {
+            **_history(violation, len(found.violations), found.first_violation),
+            "real_breaks": breaks_json(violation.breaks()),
+            "diverged": violation.divergence is not None,
+        }
     if shortest is not None:
         d = shortest.divergence
         assert d is not None
-        schedules_to_first, seconds_to_first = found.first_found or (None, None)
         record["divergent_history"] = {
-            "steps": len(shortest.entries) - 1,
-            "member_fault": shortest.member_fault,
-            "found_among": len(found.failures),
-            "first_found_after_schedules": schedules_to_first,
-            "first_found_after_seconds": seconds_to_first,
+            **_history(shortest, len(found.failures), found.first_found),
             "divergence": {
                 "step": d.step,
                 "model": d.model_event,
                 "real": d.real_event,
                 "differences": d.differences(),
             },  # fmt: skip
-            "timeline": [e.to_json() for e in shortest.entries],
         }
     if found.partial is not None:
         record["interrupted_schedule"] = {
@@ -572,6 +609,20 @@ def _random_record(
     return record
 
 
+def _history(run: Any, among: int, first: tuple[int, float] | None) -> dict[str, Any]:
+    """A schedule the random search reports, as the record keeps it: its length, how to
+    replay its member fault, how many such were found and when the first was, its timeline."""
+    schedules, seconds = first or (None, None)
+    return {
+        "steps": len(run.entries) - 1,
+        "member_fault": run.member_fault,
+        "found_among": among,
+        "first_found_after_schedules": schedules,
+        "first_found_after_seconds": seconds,
+        "timeline": [e.to_json() for e in run.entries],
+    }
+
+
 def _interrupted_line(record: Mapping[str, Any], timeline: Path | None) -> str:
     """The one line a Ctrl-C ends with (on stderr)."""
     line = (
@@ -579,7 +630,13 @@ def _interrupted_line(record: Mapping[str, Any], timeline: Path | None) -> str:
         f" ({_count(record['steps_run'], 'step')} in {record['seconds']:g} s)"
     )
     history = record["divergent_history"]
-    if history is not None:
+    violating = record["violating_history"]
+    if violating is not None:
+        line += (
+            f"; a claim broke on the real system in a schedule of"
+            f" {_count(violating['steps'], 'step')} (above)"
+        )
+    elif history is not None:
         line += (
             f"; a divergent history of {_count(history['steps'], 'step')} was found, shrinking"
             f" stopped after {_count(record['shrink_runs'], 'run')}"
@@ -605,6 +662,7 @@ def _random_summary(record: Mapping[str, Any]) -> None:
             f"; {_count(record['schedules_unjudged'], 'schedule')} not judged: the machine fell"
             f" behind the time mapping ({record['fell_behind']})"
         )
+    _violation_summary(record)
     history = record["divergent_history"]
     if history is None:
         judged = "every judged" if record["schedules_unjudged"] else "every"
@@ -624,6 +682,29 @@ def _random_summary(record: Mapping[str, Any]) -> None:
         say(f"  at step {d['step']}: " + "; ".join(d["differences"]))
     for line in coverage_lines(record.get("coverage")):
         say(line)
+
+
+def _violation_summary(record: Mapping[str, Any]) -> None:
+    """The headline of random schedules that broke a claim on the real system: where each
+    claim broke, then the shortest such schedule, whole."""
+    history = record["violating_history"]
+    if history is None:
+        return
+    found = f"  in a schedule of {_count(history['steps'], 'step')}, the shortest of"
+    found += f" {history['found_among']} found"
+    first = history.get("first_found_after_schedules")
+    if first is not None:
+        found += (
+            f"; the first in schedule {first}, after {history['first_found_after_seconds']:g} s"
+        )
+    if history.get("member_fault"):
+        found += f"; replayed with {history['member_fault']}"
+    say(violated_line(record["system"], history["real_breaks"]))
+    say(found + ":")
+    for entry in history["timeline"]:
+        say(entry_line(entry))
+    if history["diverged"]:
+        say("  the same schedule also diverged from the model (below)")
 
 
 def coverage_lines(coverage: Mapping[str, Any] | None) -> list[str]:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from leadercheck.checker.conform.anomaly import real_breaks
 from leadercheck.checker.conform.bindings.base import Binding, reply_lost
 from leadercheck.checker.conform.failures import talking_to
 from leadercheck.checker.conform.guidance import DANGER, Guide
@@ -47,6 +48,11 @@ class Divergence(Exception):
     """Raised inside a hypothesis example so that it shrinks the schedule."""
 
 
+class Violation(Exception):
+    """Raised inside a hypothesis example whose run broke a claim on the real system, so
+    that it shrinks that schedule too (a failure of its own, apart from a divergence)."""
+
+
 class _Stop(BaseException):
     """Ends hypothesis's run at once, from inside an example: Ctrl-C, the budget spent, or
     the real system failing. Not an Exception, so hypothesis neither shrinks nor replays
@@ -56,9 +62,10 @@ class _Stop(BaseException):
 
 @dataclass
 class Walks:
-    """What the random schedules found: how many ran, and the shortest divergent one.
+    """What the random schedules found: how many ran, the shortest one that broke a claim
+    on the real system (`violations`: the headline) and the shortest divergent one.
 
-    `drawn` schedules were drawn before any diverged; after the first divergence every
+    `drawn` schedules were drawn before any broke a claim or diverged; after that every
     run is hypothesis shrinking it (`shrinks`). `partial` is the schedule a Ctrl-C cut
     short, as far as it got."""
 
@@ -68,6 +75,8 @@ class Walks:
     shrinks: int = 0
     steps: int = 0
     failures: list[Conformance] = field(default_factory=list)
+    violations: list[Conformance] = field(default_factory=list)
+    first_violation: tuple[int, float] | None = None  # schedules drawn and seconds to it
     seconds: float = 0.0
     out_of_budget: bool = False
     interrupted: bool = False
@@ -86,6 +95,16 @@ class Walks:
     @property
     def shortest(self) -> Conformance | None:
         return min(self.failures, key=lambda c: len(c.entries), default=None)
+
+    @property
+    def shortest_violation(self) -> Conformance | None:
+        """The schedule that broke a claim on the real system soonest (its first break's
+        step, then its length)."""
+        return min(
+            self.violations,
+            key=lambda c: (min(b.step for b in c.breaks().values()), len(c.entries)),
+            default=None,
+        )
 
 
 @dataclass
@@ -163,8 +182,9 @@ def walk(
     fault_step: int | None = None,
 ) -> Conformance:
     """One random schedule on the real system; stops at the first observation the model
-    cannot explain. `choose` picks a move by its weight (the guide's, else all equal). A
-    Ctrl-C ends it as it stands (`interrupted`); the real system failing is a
+    cannot explain, or the first claim broken on the real system. `choose` picks a move by
+    its weight (the guide's, else all equal). A Ctrl-C ends it as it stands
+    (`interrupted`); the real system failing is a
     SystemFailure (failures.py), raised once the world is closed. The result keeps one
     path of the model that agrees with everything observed (`path`), for the schedule to
     be kept as a trace. A store member is killed or cut off before `fault_step` (or the
@@ -258,8 +278,8 @@ def walk(
                     action.name,
                 )
             )
-            if not survivors:
-                break
+            if not survivors or real_breaks([(index, seen, beliefs)]):
+                break  # the model cannot explain it, or a claim broke for real: the finding
             paths = survivors
             result.path = next(iter(paths.values()))
     except KeyboardInterrupt:
@@ -287,7 +307,8 @@ def random_walks(
     guide: Guide | None = None,
     keep: Callable[[Conformance], None] = lambda c: None,
 ) -> Walks:
-    """`schedules` random schedules (and hypothesis's shrinking of any divergent one).
+    """`schedules` random schedules (and hypothesis's shrinking of any that broke a claim on
+    the real system or diverged).
 
     Returns what ran, however it ended: all of them, the budget spent (`out_of_budget`)
     or a Ctrl-C (`interrupted`; the schedule it cut short is `partial`). `found` may be
@@ -350,7 +371,7 @@ def random_walks(
         if run.interrupted:
             found.interrupted, found.partial = True, run
             stop()
-        if found.failures:
+        if found.failures or found.violations:
             found.shrinks += 1
         else:
             found.drawn += 1
@@ -359,6 +380,15 @@ def random_walks(
         found.timing = run.timing or found.timing
         keep(run)
         progress(run)
+        if run.breaks():  # a claim broke on the real system: what the run is for
+            if not found.violations:
+                found.first_violation = (found.drawn, round(time.monotonic() - begun, 2))
+            found.violations.append(run)
+            if run.divergence is not None:  # it also diverged: the report says both
+                if not found.failures:
+                    found.first_found = found.first_violation
+                found.failures.append(run)
+            raise Violation(",".join(sorted(run.breaks())))
         if run.unjudged:  # the machine fell behind the time mapping (before any divergence)
             found.unjudged += 1
             found.stall = found.stall or run.stall
@@ -371,7 +401,7 @@ def random_walks(
 
     try:
         schedule()
-    except (_Stop, Divergence):
+    except (_Stop, Divergence, Violation):
         pass
     except KeyboardInterrupt:  # between schedules, or in hypothesis's own code
         if not real_interrupt():
@@ -382,7 +412,7 @@ def random_walks(
         # what an earlier one drew is FlakyStrategyDefinition to it), or complain that a
         # shrunk schedule did not diverge again (a real system is not deterministic). What
         # ended the search is known here either way.
-        if not (stopped or found.failures):
+        if not (stopped or found.failures or found.violations):
             raise
     finally:
         found.seconds = round(time.monotonic() - begun, 2)

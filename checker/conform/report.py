@@ -7,9 +7,10 @@ HTML renderings read (checker/render/conformance.py), so the three always agree.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 from typing import Any
 
-from leadercheck.checker.conform.anomaly import anomaly_record
+from leadercheck.checker.conform.anomaly import Broken, anomaly_record
 from leadercheck.checker.conform.harness import stall_words
 from leadercheck.checker.conform.run import Report
 from leadercheck.checker.conform.world import Timing
@@ -44,6 +45,12 @@ def client_words(command: list[str] | None) -> str:
     if command is None:
         return "leadercheck's own client"
     return "the client under test: " + shlex.join(command)
+
+
+def breaks_json(breaks: Mapping[str, Broken]) -> list[dict[str, Any]]:
+    """Where each claim broke on the real system, first break first."""
+    ordered = sorted(breaks.values(), key=lambda b: (b.step, b.claim))
+    return [{"claim": b.claim, "step": b.step, "evidence": b.evidence} for b in ordered]
 
 
 def to_record(report: Report) -> dict[str, Any]:
@@ -82,6 +89,9 @@ def to_record(report: Report) -> dict[str, Any]:
             "differences": divergence.differences(),
         },
         "anomaly": anomaly,
+        # every observable claim that broke on the real system, whatever the model expected:
+        # the run's headline and its exit code (1), apart from whether it conformed
+        "real_breaks": breaks_json(breaks),
         "seconds": result.seconds,
         "timeline": [e.to_json() for e in result.entries],
     }

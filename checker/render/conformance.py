@@ -46,9 +46,21 @@ def _silent(record: Record) -> bool:
 
 
 def verdict_lines(record: Record) -> list[str]:
-    """The verdict, then (for a trace) whether its anomaly happened on the real system."""
+    """A claim broken on the real system first (the headline: exit 1), then whether the
+    run conformed, then (for a trace) whether its anomaly happened on the real system."""
     anomaly = record.get("anomaly")
-    return _verdict(record) + ([anomaly["text"]] if anomaly else [])
+    breaks = record.get("real_breaks") or []
+    head = [violated_line(record["system"], breaks)] if breaks else []
+    return head + _verdict(record) + ([anomaly["text"]] if anomaly else [])
+
+
+def violated_line(system: str, breaks: Sequence[Mapping[str, Any]], where: str = "") -> str:
+    """ "VIOLATED on etcd: no-stale-write broke at step 10 (storage: ...)": what a claim
+    broken on the real system is told as, whatever the model expected."""
+    said = "; ".join(
+        f"{b['claim']} broke at step {b['step']}{where} ({b['evidence']})" for b in breaks
+    )
+    return f"VIOLATED on {system}: {said}"
 
 
 def _verdict(record: Record) -> list[str]:

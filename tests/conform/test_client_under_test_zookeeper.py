@@ -67,7 +67,7 @@ def test_random_schedules_catch_the_unfenced_elector() -> None:
         "conform", "--against", "zookeeper", "--random", "4", "--protocol", "zookeeper-multi",
         "-p", "nodes=2", "--client", elector("unfenced"), "--budget", "40", "--json",
     )  # fmt: skip
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 4, result.output  # a divergence; no claim broke (yet) for real
     record = json.loads(result.stdout)
     last = record["divergent_history"]["timeline"][-1]
     assert "write (epoch" in last["model"] and "is gone)" in last["model"]

@@ -28,7 +28,8 @@ needs_faketime = pytest.mark.skipif(clocks.library() is None, reason="libfaketim
 def test_a_slow_clock_makes_the_old_leader_write_after_its_lease(tmp_path: Path) -> None:
     timeline = tmp_path / "run.json"
     result = verify("conform", str(TRACE), "--against", "etcd", "--timeline", str(timeline))
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # it conforms, and no-stale-write broke for real
+    assert result.stdout.count("VIOLATED on etcd: no-stale-write broke at step 9") == 1
     record = json.loads(timeline.read_text())
     rows = record["timeline"]
     assert rows[1]["real"].startswith("n1's clock set back 1 s (libfaketime)")
@@ -47,7 +48,7 @@ def test_with_the_drift_a_no_op_the_check_says_the_lease_is_over(
 ) -> None:
     monkeypatch.setattr(FakeClock, "lose", lambda self, seconds: None)
     result = verify("conform", str(TRACE), "--against", "etcd")
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 4, result.output
     assert "DIVERGES at step 5" in result.stdout
     assert "n1 check: believes_leader=False" in result.stdout
 

@@ -58,7 +58,7 @@ def test_a_mismatch_after_the_machine_fell_behind_is_not_a_divergence() -> None:
     result = run((0, 0.07, True), (1, 1.37, True), (1, 1.5, True), (2, 4.36, False))
     assert result.mismatch is not None and result.mismatch.step == 3
     assert result.divergence is None and result.unjudged
-    assert result.verdict == "INCOMPLETE" and _code(result.verdict) == 3
+    assert result.verdict == "INCOMPLETE" and _code({"verdict": result.verdict}) == 3
     assert result.stall is not None and result.stall[0] == 3
     assert result.stall[1].startswith("its facts were read 2.29 s behind model time")
 
@@ -91,3 +91,16 @@ def test_the_report_says_the_machine_fell_behind_and_where() -> None:
         " against the model"
     )
     assert "--tick" in line
+
+
+def test_the_exit_code_says_a_claim_broke_for_real_before_how_the_run_compared() -> None:
+    """1: a claim broke on the real system, whether the run conformed, diverged or was cut
+    short; else 0 conforms, 4 diverges (a finding of its own, never 1), 3 incomplete."""
+    broke = [{"claim": "no-stale-write", "step": 10, "evidence": "storage: ..."}]
+    for verdict in ("CONFORMS", "DIVERGES", "INCOMPLETE"):
+        assert _code({"verdict": verdict, "real_breaks": broke}) == 1
+        assert _code({"verdict": verdict, "violating_history": {"steps": 12}}) == 1
+    assert _code({"verdict": "CONFORMS", "real_breaks": []}) == 0
+    assert _code({"verdict": "DIVERGES", "real_breaks": []}) == 4
+    assert _code({"verdict": "DIVERGES", "violating_history": None}) == 4
+    assert _code({"verdict": "INCOMPLETE"}) == 3

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from leadercheck.checker.app.conform_runs import schedule_length
 from leadercheck.checker.conform import lifetime
 from leadercheck.checker.conform.agent import Agent, ClientError
 from leadercheck.checker.conform.lifetime import OWNER_FILE
@@ -246,3 +247,27 @@ def test_a_process_started_to_die_with_us_ends_when_its_starter_is_killed(
     while not _gone(child) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert _gone(child)
+
+
+@pytest.mark.parametrize(
+    ("given", "start", "expected"),
+    [
+        (None, None, (12, False)),  # nothing to reach: the default
+        (None, 5, (12, False)),  # reached well within the default
+        (None, 17, (22, False)),  # Redlock: the nearest danger 17 steps in, taken at step 18
+        (None, 300, (200, False)),  # never beyond the cap
+        (12, 16, (12, True)),  # given too short: said, not changed
+        (30, 16, (30, False)),
+    ],
+)
+def test_schedules_are_sized_to_reach_what_they_look_for(
+    given: int | None, start: int | None, expected: tuple[int, bool]
+) -> None:
+    steps, short = schedule_length(given, start)
+    assert (steps, short is not None) == expected
+    if short is not None:
+        assert short == (
+            "warning: --steps 12 cannot reach the nearest step where safety rests on the"
+            " client, step 17 at the earliest: no schedule can break a claim there (give"
+            " --steps 21 or leave --steps out)"
+        )

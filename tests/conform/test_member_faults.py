@@ -36,7 +36,7 @@ def test_a_followers_death_changes_nothing_the_clients_see(tmp_path: Path) -> No
         "conform", str(LEASE), "--against", "etcd", "--kill-member", "follower",
         "--timeline", str(timeline),
     )  # fmt: skip
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # the stale write lands, as without the fault
     rows = json.loads(timeline.read_text())["timeline"]
     assert rows[1]["real"].startswith("[etcd member m")
     assert "its Raft follower, SIGKILLed outside the model" in rows[1]["real"]
@@ -54,7 +54,8 @@ def test_a_leaders_death_or_isolation_is_waited_out_and_said(tmp_path: Path) -> 
             "conform", str(LEASE), "--against", "etcd", option, "leader@4",
             "--timeline", str(timeline),
         )  # fmt: skip
-        assert result.exit_code in (0, 1), result.output
+        # the stale write lands as without the fault (1), or the expiry tick diverges (4)
+        assert result.exit_code in (1, 4), result.output
         row = json.loads(timeline.read_text())["timeline"][4]
         assert "its Raft leader" in row["real"], row
         assert "the others elected a new leader in " in row["real"], row
