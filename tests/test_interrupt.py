@@ -25,6 +25,7 @@ def _interrupted_in(phase: str, signame: str = "SIGINT") -> str:
         "walks": f"{sampling}.walks.WalkWorker._walk",
         "bitstate": f"{sampling}.depth_first.BitstateWorker._arrived",
         "shorten": f"{sampling}.shorten.replay_labels",
+        "between gate cases": "leadercheck.checker.app.gate.case_lines",
     }[phase]
     module, _, attr = hook.rpartition(".")
     owner, _, cls = module.rpartition(".")
@@ -118,6 +119,20 @@ def test_ctrl_c_stops_the_gate(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     assert "interrupted during " in done.stderr and "nothing written" in done.stderr
     assert "gate:" not in done.stdout  # it stops: no verdict on the rest
+    assert not (tmp_path / "out").exists()
+
+
+def test_ctrl_c_between_two_cases_of_the_gate_stops_it_in_one_line(tmp_path: Path) -> None:
+    """Between two searches (the first case's row printed, the next not begun) the gate
+    stops as it does within one: where, how far, nothing written (CI caught it escaping as a
+    bare 'interrupted' under load)."""
+    script = _interrupted_in("between gate cases").replace("== 50", "== 1")
+    args = [sys.executable, "-c", script, "--all", "--out", str(tmp_path / "out")]
+    done = run_interrupted(args, tmp_path)
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "interrupted during lease-fencing, after 0 of 29 protocols; nothing written"
+    ]
     assert not (tmp_path / "out").exists()
 
 

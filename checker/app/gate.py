@@ -20,6 +20,7 @@ from leadercheck.checker.app.args import Once, output_dir, output_file
 from leadercheck.checker.app.modes import Call, Mode
 from leadercheck.checker.app.output import say, warn
 from leadercheck.checker.app.tracked import untracked_files
+from leadercheck.checker.engine.interrupts import real_interrupt
 from leadercheck.checker.engine.settings import SearchSettings
 from leadercheck.checker.engine.strategies import searcher
 from leadercheck.checker.errors import LeadercheckError, ModelError
@@ -71,6 +72,12 @@ OPTIONS = (
 )
 
 
+def _stopped(where: str, done: int, total: int, pages: Path | None) -> str:
+    """The one line a Ctrl-C ends the gate with: where, how far, and what was written."""
+    written = "nothing written" if pages is None else f"only the pages so far under {pages}"
+    return f"interrupted during {where}, after {done} of {total} protocols; {written}"
+
+
 def run(call: Call) -> int:
     """Run every protocol at its defaults against its expectations; exit 1 on any
     difference."""
@@ -108,46 +115,58 @@ def run(call: Call) -> int:
     if not as_json:
         say("\n".join(table_header()))
 
+    outcomes: list[CaseOutcome] = []
+    pages: dict[str, dict[str, str]] = {}
+    current = "the first protocol"  # a Ctrl-C between searches ends the gate too
     with ExitStack() as stack:
-        fresh = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="leadercheck-")))
-        outcomes: list[CaseOutcome] = []
-        pages: dict[str, dict[str, str]] = {}
-        exhaustive = stack.enter_context(searcher(whole))
-        for case in cases:
-            sampled = engines.get(case.name)
-            search = exhaustive if sampled is None else stack.enter_context(searcher(sampled))
-            try:
-                result = search(case.build(), case.properties)
-            except ModelError as exc:  # one line; the trace that led there goes to a file
-                where = out if copy_out or update else Path(tempfile.mkdtemp(prefix="leadercheck-"))
-                path = write_model_error(
-                    where, case.protocol_name, case.params, exc, catalogue.model
-                )
-                said = "" if path is None else f"; the trace that led there: {path}"
-                raise ModelError(f"{case.name}: {exc}{said}") from exc
-            if result.end is EndReason.INTERRUPTED:  # Ctrl-C: stop the gate, write nothing
-                warn(
-                    f"interrupted during {case.name}, after {len(outcomes)} of {len(cases)} "
-                    f"protocols ({result.stats.distinct_states:,} states in "
-                    f"{result.stats.seconds:.2f} s); nothing written"
-                )
-                return INCOMPLETE
-            shortest = not whole.reductions.por  # POR keeps verdicts, not trace lengths
-            outcome = CaseOutcome(case, result, judge(case, result, shortest))
-            write_case = partial(
-                write_counterexamples, case.protocol_name, case.params, result,
-                model=catalogue.model, stem=case.stem or None,
-            )  # fmt: skip
-            write_case(fresh)
-            if with_html:
-                written = write_case(pages_dir, html=True)
-                pages[case.name] = {
-                    prop: next(p.name for p in w.paths if p.suffix == ".html")
-                    for prop, w in written.items()
-                }
-            if not as_json:
-                say("\n".join(case_lines(outcome)))
-            outcomes.append(outcome)
+        try:
+            fresh = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="leadercheck-")))
+            exhaustive = stack.enter_context(searcher(whole))
+            for case in cases:
+                current = case.name
+                sampled = engines.get(case.name)
+                search = exhaustive if sampled is None else stack.enter_context(searcher(sampled))
+                try:
+                    result = search(case.build(), case.properties)
+                except ModelError as exc:  # one line; the trace that led there goes to a file
+                    where = (
+                        out if copy_out or update else Path(tempfile.mkdtemp(prefix="leadercheck-"))
+                    )
+                    path = write_model_error(
+                        where, case.protocol_name, case.params, exc, catalogue.model
+                    )
+                    said = "" if path is None else f"; the trace that led there: {path}"
+                    raise ModelError(f"{case.name}: {exc}{said}") from exc
+                if result.end is EndReason.INTERRUPTED:  # Ctrl-C: stop the gate, write nothing
+                    stats = result.stats
+                    where = (
+                        f"{case.name} ({stats.distinct_states:,} states in {stats.seconds:.2f} s)"
+                    )
+                    warn(
+                        _stopped(where, len(outcomes), len(cases), pages_dir if with_html else None)
+                    )
+                    return INCOMPLETE
+                shortest = not whole.reductions.por  # POR keeps verdicts, not trace lengths
+                outcome = CaseOutcome(case, result, judge(case, result, shortest))
+                write_case = partial(
+                    write_counterexamples, case.protocol_name, case.params, result,
+                    model=catalogue.model, stem=case.stem or None,
+                )  # fmt: skip
+                write_case(fresh)
+                if with_html:
+                    written = write_case(pages_dir, html=True)
+                    pages[case.name] = {
+                        prop: next(p.name for p in w.paths if p.suffix == ".html")
+                        for prop, w in written.items()
+                    }
+                if not as_json:
+                    say("\n".join(case_lines(outcome)))
+                outcomes.append(outcome)
+        except KeyboardInterrupt:
+            if not real_interrupt():
+                raise
+            warn(_stopped(current, len(outcomes), len(cases), pages_dir if with_html else None))
+            return INCOMPLETE
         report = GateReport(tuple(outcomes), tuple(coverage))
         golden_findings: list[str] = []
         if check_golden:

@@ -74,12 +74,26 @@ def serve(system: str, config: dict[str, Any], stdin: IO[str], stdout: IO[str]) 
             result = getattr(client, "op_" + request["op"])(**request.get("args", {}))
             reply: dict[str, Any] = {"ok": True, "result": result}
         except Exception as exc:  # reported to the harness, which judges it
-            reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:500]}
+            reply = {"ok": False, "error": error_text(exc)[:500]}
         stdout.write(json.dumps(reply, sort_keys=True) + "\n")
         stdout.flush()
     close = getattr(client, "close", None)
     if close is not None:
         close()
+
+
+def error_text(exc: BaseException) -> str:
+    """An exception as a failed call's error: its type and message; a library's exception
+    without a message (etcd3gw's `ConnectionFailedError()`) is told by what caused it."""
+    text = str(exc)
+    if text:
+        return f"{type(exc).__name__}: {text}"
+    seen = exc.__cause__ or exc.__context__
+    while seen is not None and not str(seen):
+        seen = seen.__cause__ or seen.__context__
+    if seen is None:
+        return f"{type(exc).__name__} (no message)"
+    return f"{type(exc).__name__}, from {type(seen).__name__}: {seen}"
 
 
 class Agent:

@@ -315,7 +315,7 @@ def _call(binding: Binding, world: World, action: Action) -> Performed:
     for k, op in enumerate(calls):
         losing = k == len(calls) - 1 and reply_lost(action)
         if losing:
-            world.links[node].lose_next_reply()
+            world.links[node].lose_next_reply(binding.lost_replies.get(op))
         try:
             reply = agent.call(op, world.timing.call_timeout)
         except NoAnswer as exc:
@@ -324,9 +324,11 @@ def _call(binding: Binding, world: World, action: Action) -> Performed:
         reply["op"] = op
         effect = None
         if losing:
-            effect = world.links[node].wait_reply_lost(world.timing.call_timeout)
+            link = world.links[node]
+            effect = link.wait_reply_lost(world.timing.call_timeout)
+            link.disarm()  # a loss that found no reply to take must not take a later one
             told.append(
-                f"proxy dropped {node}'s reply"
+                f"proxy dropped {node}'s reply to {link.lost_request}"
                 if effect
                 else "no effect: the proxy had no reply to lose"
             )

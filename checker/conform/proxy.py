@@ -63,6 +63,24 @@ def _tune(sock: socket.socket) -> None:
     sock.settimeout(TICK)
 
 
+REQUEST_HEAD = 256  # bytes of each request kept, to match a loss to it and to name it
+
+
+def request_words(head: bytes) -> str:
+    """A request named from its first bytes: an HTTP request line ("POST /v3/kv/txn"), a
+    Redis command ("SET lock n1:..."), else its size ("a request of 52 bytes")."""
+    line = head.split(b"\r\n", 1)[0]
+    method, _, rest = line.partition(b" ")
+    if method in (b"GET", b"POST", b"PUT", b"DELETE", b"PATCH") and rest.startswith(b"/"):
+        return (method + b" " + rest.split(b" ", 1)[0]).decode("ascii", "replace")[:80]
+    if head.startswith(b"*"):  # RESP: an array of bulk strings, each after its $length line
+        words = [w for w in head.split(b"\r\n")[2::2] if w][:3]
+        if words:
+            return b" ".join(words).decode("utf-8", "replace")[:80]
+    more = " or more" if len(head) >= REQUEST_HEAD else ""
+    return f"a request of {len(head)} bytes{more}"
+
+
 class _Connection:
     """One client connection and its server connection, pumped by two threads."""
 
@@ -78,6 +96,8 @@ class _Connection:
         self.closed = False
         self.reset = False  # close with RST (a fault) rather than FIN (a side closed)
         self.lost_bytes: int | None = None
+        self.last_request = b""  # the start of the last request sent to the server
+        self.replied = True  # the server answered since: the next bytes up begin a request
         self.dialer: str | None = None  # who made it, where the proxy was told (shun)
         self.target: Address | None = None  # the server it reached
         _tune(client)
@@ -103,6 +123,14 @@ class _Connection:
             if sock is not None:
                 with contextlib.suppress(OSError):
                     sock.shutdown(socket.SHUT_RD)
+
+    def _note_request(self, data: bytes) -> None:
+        """Keep the start of the request these bytes begin or continue: a request is what
+        the client sends between two answers (a request and its body may come in pieces)."""
+        if self.replied:
+            self.last_request, self.replied = data[:REQUEST_HEAD], False
+        elif len(self.last_request) < REQUEST_HEAD:
+            self.last_request = (self.last_request + data)[:REQUEST_HEAD]
 
     def _run_upstream(self) -> None:
         try:
@@ -163,6 +191,10 @@ class _Connection:
                 return
             if not data or not self._wait_flowing():
                 return
+            if not to_client:
+                self._note_request(data)
+            else:
+                self.replied = True
             if to_client and self.proxy._claim_reply_loss(self, len(data)):
                 return
             if not self._send(sink, data):
@@ -231,6 +263,9 @@ class FaultProxy:
         self._silent = False
         self._armed = False
         self._reply_lost = threading.Event()
+        self._armed_for: bytes | None = None
+        #: the request whose reply the armed loss dropped, as `request_words` says it
+        self.lost_request: str | None = None
         self._conns: set[_Connection] = set()
         #: who dialed each connection (a cluster member's name), for `shun`; None: not asked
         self._dialer_of = dialer_of
@@ -364,16 +399,30 @@ class FaultProxy:
     def is_cut(self) -> bool:
         return self._cut
 
-    def lose_next_reply(self) -> None:
+    def lose_next_reply(self, matching: bytes | None = None) -> None:
         """Arm: the next bytes the server sends, on whichever connection receives some first,
         are dropped and that connection is reset on both sides. The request reached the
         server and took effect; the client never hears the answer. Arm just before the
         request, since a server's unsolicited bytes (a ping answer, a watch event) count too.
+
+        With `matching`, only a reply to a request whose first bytes hold it is lost: an
+        operation that makes several requests (a lease grant, then the transaction) loses
+        the reply the model means, and the others pass.
         """
         with self._lock:
             self._armed = True
+            self._armed_for = matching
+            self.lost_request = None
             self._reply_lost.clear()
-        self._record("armed: the next reply will be lost")
+        which = "" if matching is None else f" to a request holding {matching!r}"
+        self._record(f"armed: the next reply{which} will be lost")
+
+    def disarm(self) -> None:
+        """Forget an armed loss that has not happened (nothing if it has)."""
+        with self._lock:
+            if self._armed:
+                self._armed = False
+                self._record("disarmed: no reply was lost")
 
     def wait_reply_lost(self, timeout: float) -> bool:
         """True once an armed reply loss has happened and its connection is closed."""
@@ -410,7 +459,10 @@ class FaultProxy:
         with self._lock:
             if not self._armed:
                 return False
+            if self._armed_for is not None and self._armed_for not in conn.last_request:
+                return False
             self._armed = False
+            self.lost_request = request_words(conn.last_request)
         conn.lose_reply(size)
         return True
 

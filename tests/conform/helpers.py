@@ -76,3 +76,29 @@ def scheduled(
 def verify(*args: str) -> Result:
     """`verify ARGS...` in this process, its exit code and output kept."""
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def plan_steps(
+    protocol: str, plan: Sequence[tuple[str, str | None, str]]
+) -> tuple[dict[str, int], list[ModelStep]]:
+    """The model's steps of `plan` on `protocol` (default parameters), each (action, actor
+    or None, a word of its note or "") the one successor that fits; a plan the model does
+    not allow fails here, before anything runs."""
+    entry = built_in().lookup(protocol)
+    params = {p.name: p.default for p in entry.params}
+    model = entry.build(params)
+    state = model.initial_states()[0]
+    visited, actions = [state], []
+    for name, actor, word in plan:
+        fits = [
+            (action, after)
+            for action, after in model.successors(state)
+            if action.name == name
+            and actor in (None, action.actor)
+            and ((word in action.shown().note) if word else "reply lost" not in action.shown().note)
+        ]
+        assert len(fits) == 1, (name, actor, [str(a.shown()) for a, _ in model.successors(state)])
+        action, state = fits[0]
+        actions.append(action)
+        visited.append(state)
+    return params, model_steps(model, visited, actions)

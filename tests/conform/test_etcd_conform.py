@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from leadercheck.checker.conform import servers
+from leadercheck.checker.conform.run import conform_trace
 from leadercheck.checker.conform.world import Timing
-from tests.conform.helpers import ROOT, conform, verify
+from tests.conform.helpers import ROOT, conform, plan_steps, verify
 
 pytestmark = [
     pytest.mark.conform,
@@ -179,3 +180,16 @@ def test_a_trace_cut_short_of_its_violation_says_the_anomaly_did_not_happen(
         "text": "ANOMALY REPRODUCED: no-stale-write broken on etcd at step 10 (storage:"
         " highest token 2, a stale write accepted); the model breaks it at step 10",
     }
+
+
+def test_a_lost_reply_is_the_transactions_and_the_timeline_names_it() -> None:
+    """n1's acquire is a lease grant, then the transaction; the reply the model loses is
+    the transaction's (the grant's passes), and the timeline names that request."""
+    params, steps = plan_steps("lease-no-fencing", [("acquire", "n1", "reply lost")])
+    report = conform_trace("lease-no-fencing", params, steps, "etcd", Timing())
+    assert report.result.verdict == "CONFORMS", [e.real_event for e in report.result.entries]
+    row = report.result.entries[1]
+    assert row.observed == {"store": "n1 holds lease token 1", "storage": "no writes",
+                            "call": "no reply"}  # fmt: skip
+    assert row.real_event.startswith("n1 grant: lease=")  # the grant's reply arrived
+    assert "proxy dropped n1's reply to POST /v3/kv/txn" in row.real_event

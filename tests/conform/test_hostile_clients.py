@@ -20,7 +20,7 @@ import pytest
 
 from leadercheck.checker.app.conform_runs import schedule_length
 from leadercheck.checker.conform import lifetime
-from leadercheck.checker.conform.agent import Agent, ClientError
+from leadercheck.checker.conform.agent import Agent, ClientError, error_text
 from leadercheck.checker.conform.lifetime import OWNER_FILE
 from leadercheck.checker.conform.replies import BELIEF, fault_in
 
@@ -271,3 +271,23 @@ def test_schedules_are_sized_to_reach_what_they_look_for(
             " client, step 17 at the earliest: no schedule can break a claim there (give"
             " --steps 21 or leave --steps out)"
         )
+
+
+def test_a_failed_call_without_a_message_is_told_by_its_cause() -> None:
+    """etcd3gw raises ConnectionFailedError() with no text: the error said
+    'ConnectionFailedError: ' and nothing else."""
+
+    class ConnectionFailedError(Exception):
+        pass
+
+    try:
+        try:
+            raise ConnectionResetError(104, "Connection reset by peer")
+        except OSError as exc:
+            raise ConnectionFailedError() from exc
+    except ConnectionFailedError as exc:
+        assert error_text(exc) == (
+            "ConnectionFailedError, from ConnectionResetError: [Errno 104] Connection reset by peer"
+        )
+    assert error_text(ConnectionFailedError()) == "ConnectionFailedError (no message)"
+    assert error_text(ValueError("bad")) == "ValueError: bad"

@@ -19,11 +19,10 @@ import pytest
 from leadercheck.checker.conform import servers
 from leadercheck.checker.conform.bindings.postgres import PostgresLeaseRow
 from leadercheck.checker.conform.clients.postgres import connect
-from leadercheck.checker.conform.harness import Conformance, ModelStep, model_steps, run_trace
+from leadercheck.checker.conform.harness import Conformance, ModelStep, run_trace
 from leadercheck.checker.conform.run import conform_trace, running_servers, world_for
 from leadercheck.checker.conform.world import Timing
-from leadercheck.checker.protocols.catalogue import built_in
-from tests.conform.helpers import ROOT, conform, trace_steps
+from tests.conform.helpers import ROOT, conform, plan_steps, trace_steps
 
 BLIND_WRITE = ROOT / "counterexamples/lease-blind-write.json"
 
@@ -68,29 +67,6 @@ CUT_AND_LOST: Plan = [
     ("read", "n2", ""),
     ("update", "n2", ""),
 ]
-
-
-def walk(protocol: str, plan: Plan) -> tuple[dict[str, int], list[ModelStep]]:
-    """The model's steps of `plan` on `protocol` (default parameters), each the one
-    successor that fits; a plan the model does not allow fails here, before anything runs."""
-    entry = built_in().lookup(protocol)
-    params = {p.name: p.default for p in entry.params}
-    model = entry.build(params)
-    state = model.initial_states()[0]
-    visited, actions = [state], []
-    for name, actor, word in plan:
-        fits = [
-            (action, after)
-            for action, after in model.successors(state)
-            if action.name == name
-            and actor in (None, action.actor)
-            and ((word in action.shown().note) if word else "reply lost" not in action.shown().note)
-        ]
-        assert len(fits) == 1, (name, actor, [str(a.shown()) for a, _ in model.successors(state)])
-        action, state = fits[0]
-        actions.append(action)
-        visited.append(state)
-    return params, model_steps(model, visited, actions)
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +124,7 @@ def test_cas_refuses_the_second_update(endpoint: str) -> None:
 
 
 def test_fenced_storage_rejects_the_late_write(endpoint: str) -> None:
-    params, steps = walk("lease-cas", LATE_WRITE)
+    params, steps = plan_steps("lease-cas", LATE_WRITE)
     report = conform_trace("lease-cas", params, steps, "postgres", Timing(), endpoint=endpoint)
     result = report.result
     assert result.verdict == "CONFORMS", timeline(result)
@@ -167,7 +143,7 @@ def test_fenced_storage_rejects_the_late_write(endpoint: str) -> None:
 
 
 def test_cut_link_and_lost_reply(endpoint: str) -> None:
-    params, steps = walk("lease-cas", CUT_AND_LOST)
+    params, steps = plan_steps("lease-cas", CUT_AND_LOST)
     report = conform_trace("lease-cas", params, steps, "postgres", Timing(), endpoint=endpoint)
     assert report.result.verdict == "CONFORMS", timeline(report.result)
     by_step = {e.step: e for e in report.result.entries}
@@ -200,7 +176,7 @@ def test_update_without_where_is_caught(endpoint: str) -> None:
 
 
 def test_ttl_twice_too_long_is_caught(endpoint: str) -> None:
-    params, steps = walk("lease-cas", LATE_WRITE)
+    params, steps = plan_steps("lease-cas", LATE_WRITE)
     timing = Timing(ttl_scale=2.0)
     result = conform_trace("lease-cas", params, steps, "postgres", timing, endpoint=endpoint)
     divergence = result.result.divergence

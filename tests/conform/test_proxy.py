@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from leadercheck.checker.conform.proxy import FaultProxy
+from leadercheck.checker.conform.proxy import FaultProxy, request_words
 from leadercheck.checker.conform.servers import dialer_pid
 
 Handler = Callable[[socket.socket, "TinyServer"], None]
@@ -236,6 +236,70 @@ def test_a_lost_reply_took_effect_but_never_arrives(counting_server: TinyServer)
             "armed: the next reply will be lost",
             "reply lost: 2 bytes dropped, connection closed",
         ]
+
+
+def per_request(conn: socket.socket, server: TinyServer) -> None:
+    """Each request (ended by a blank line) takes effect, then its count is the reply."""
+    buffer = b""
+    while data := server.recv(conn):
+        buffer += data
+        while b"\r\n\r\n" in buffer:
+            _, buffer = buffer.split(b"\r\n\r\n", 1)
+            with server.lock:
+                server.requests += 1
+                count = server.requests
+            conn.sendall(b"%d\n" % count)
+
+
+@pytest.fixture
+def http_server() -> Iterator[TinyServer]:
+    server = TinyServer(per_request)
+    yield server
+    server.stop()
+
+
+def test_a_loss_meant_for_one_request_lets_the_others_replies_through(
+    http_server: TinyServer,
+) -> None:
+    """An operation that makes two requests (a lease grant, then the transaction) loses
+    the reply to the one the model means, named in the record, not the first reply."""
+    counting_server = http_server
+    with FaultProxy(counting_server.address) as proxy:
+        with connect(proxy) as sock:
+            proxy.lose_next_reply(matching=b"kv/txn")
+            sock.sendall(b"POST /v3/lease/grant HTTP/1.1\r\n\r\n")
+            assert recv_exactly(sock, 2) == b"1\n"  # the grant's reply passes
+            sock.sendall(b"POST /v3/kv/txn HTTP/1.1\r\n\r\n")
+            assert closed_within(sock, 1)  # the transaction's is lost
+        assert proxy.wait_reply_lost(1)
+        assert counting_server.requests == 2
+        assert proxy.lost_request == "POST /v3/kv/txn"
+        assert proxy.event_texts()[0] == "armed: the next reply to a request holding b'kv/txn'" \
+            " will be lost"  # fmt: skip
+
+
+def test_a_loss_that_found_nothing_to_take_is_disarmed(http_server: TinyServer) -> None:
+    with FaultProxy(http_server.address) as proxy:
+        proxy.lose_next_reply(matching=b"kv/txn")
+        assert not proxy.wait_reply_lost(0.1)
+        proxy.disarm()
+        with connect(proxy) as sock:
+            sock.sendall(b"POST /v3/kv/txn HTTP/1.1\r\n\r\n")
+            assert recv_exactly(sock, 2) == b"1\n"  # a later reply is not taken
+        assert proxy.event_texts()[-1] == "disarmed: no reply was lost"
+
+
+@pytest.mark.parametrize(
+    ("head", "words"),
+    [
+        (b"POST /v3/kv/txn HTTP/1.1\r\nHost: x\r\n\r\n{}", "POST /v3/kv/txn"),
+        (b"*3\r\n$3\r\nSET\r\n$4\r\nlock\r\n$6\r\nn1:abc\r\n", "SET lock n1:abc"),
+        (b"Q\x00\x00\x00\x1fUPDATE leader", "a request of 18 bytes"),
+        (b"x" * 256, "a request of 256 bytes or more"),
+    ],
+)
+def test_a_request_is_named_by_what_its_first_bytes_say(head: bytes, words: str) -> None:
+    assert request_words(head) == words
 
 
 def test_wait_reply_lost_is_bounded(proxy: FaultProxy) -> None:

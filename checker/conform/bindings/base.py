@@ -78,6 +78,10 @@ class Binding(ABC):
     #: (replies.py): a client's answer without them, or with a field of the wrong kind,
     #: is its protocol error; an operation not named here answers anything
     replies: Mapping[str, Fields] = {}
+    #: for an operation whose reply a lost-reply step loses, the bytes its request to the
+    #: store holds ("kv/txn"): an operation that makes several requests (a lease grant,
+    #: then the transaction) loses the reply the model means; not named, the next reply
+    lost_replies: Mapping[str, bytes] = {}
 
     def __init__(self, protocol: str, params: Mapping[str, int]) -> None:
         self.protocol = protocol

@@ -37,6 +37,8 @@ class EtcdLease(LeaseBinding):
     system = "etcd"
     expiry_lag = 0.5  # etcd's lessor revokes expired leases (and their keys) every 500 ms
     user_clients = True
+    # the gateway's JSON API: the put-if-absent is a transaction, a renewal a keep-alive
+    lost_replies: Mapping[str, bytes] = {"acquire": b"kv/txn", "renew": b"lease/keepalive"}
     CALLS = {
         "acquire": ["grant", "acquire"],
         "renew": ["renew"],
