@@ -101,7 +101,7 @@ def schedule_length(given: int | None, start: int | None) -> tuple[int, str | No
         return min(MAX_STEPS, max(DEFAULT_STEPS, reach + REACH_SLACK)), None
     if reach is not None and reach > given:
         return given, (
-            f"warning: --steps {given} cannot reach the nearest step where safety rests on the"
+            f"note: --steps {given} cannot reach the nearest step where safety rests on the"
             f" client, step {reach} at the earliest: no schedule can break a claim there (give"
             f" --steps {min(MAX_STEPS, reach + REACH_SLACK)} or leave --steps out)"
         )
@@ -412,8 +412,6 @@ def random_run(
         binding.member_fault = member_fault_of(
             *member_fault, against, endpoint, max_steps, drawn=True
         )
-    if short is not None:
-        warn(short)
     echo = _printer(as_json)
     params = " ".join(f"{k}={v}" for k, v in sorted(values.items()))
     echo(f"conform --random {schedules}: {entry.name} ({params}) against {against},"
@@ -431,6 +429,8 @@ def random_run(
         if guide is not None
         else f"unguided: no such step in the model, or more than {MAX_STATES:,} states"
     )
+    if short is not None:  # the report's own line (the record's `steps_note` too)
+        echo(short)
     kept = _Keeper(keep_dir, model, entry.name, values, claims)
 
     def progress(run: Any) -> None:
@@ -459,6 +459,8 @@ def random_run(
     record["member_fault"] = (
         None if binding.member_fault is None else member_fault_words(binding.member_fault)
     )
+    record["steps_per_schedule"] = max_steps
+    record["steps_note"] = short
     record["kept"] = kept.written
     if binding.member_fault is not None and keep_dir is not None:  # how to replay each
         record["kept_member_faults"] = kept.member_faults

@@ -19,7 +19,6 @@ import json
 import os
 import queue
 import secrets
-import shutil
 import signal
 import subprocess
 import sys
@@ -146,7 +145,7 @@ class Agent:
             env["LEADERCHECK_CONFIG"] = json.dumps(self.config, sort_keys=True)
         try:
             self.process = subprocess.Popen(
-                dies_with_us(argv) if shutil.which(argv[0]) else argv,
+                argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=log,
@@ -154,6 +153,7 @@ class Agent:
                 errors="replace",  # a client that prints bytes that are not UTF-8 is garbage
                 env=env,
                 start_new_session=True,  # a Ctrl-C at the terminal reaches the harness only
+                **dies_with_us(),  # and a verify killed outright takes it along
             )
         except OSError as exc:  # the command does not exist, or cannot be run
             raise self._failure(f"{self.name}: cannot start {argv[0]!r}: {exc.strerror}") from None

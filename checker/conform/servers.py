@@ -270,12 +270,13 @@ class Server:
         try:
             with log.open("ab") as out:
                 proc = subprocess.Popen(
-                    dies_with_us(args),
+                    args,
                     cwd=self.workdir,
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
+                    **dies_with_us(),
                     **popen,
                 )
         except OSError as exc:

@@ -227,6 +227,7 @@ def test_a_string_heavy_protocol_as_check(workers: int) -> None:
     assert result.end is EndReason.EXHAUSTED
 
 
+@pytest.mark.slow  # 2.3 s; the toy models' agreement stays
 def test_a_cluster_protocol_with_violations_as_check() -> None:
     model, props = protocol("lease-no-fencing", nodes=2)
     result = same_as_check(model, props, 2)

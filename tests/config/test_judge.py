@@ -255,6 +255,7 @@ def test_every_verdict_names_the_defaults_it_rests_on() -> None:
     retry=st.integers(1, 10),
     pause=st.integers(0, 20),
 )
+@pytest.mark.slow  # 2.5 s; Patroni's suggestion test stays in the default suite
 def test_a_suggested_k8s_value_is_one_client_go_accepts(
     lease: int, renew: int, retry: int, pause: int
 ) -> None:

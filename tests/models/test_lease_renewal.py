@@ -224,6 +224,7 @@ def test_a_crashed_holder_replaced_is_a_failover_not_a_deposal() -> None:
     assert verdicts(result) == {"not-deposed": Verdict.HOLDS, "failover-done": Verdict.HOLDS}
 
 
+@pytest.mark.slow  # 2 s: with the slow set, which CI runs
 def test_describe_is_json_ready_with_the_ghosts() -> None:
     trace = _defaults("lease-renewal").result("failover-done").trace
     assert trace is not None
