@@ -23,9 +23,7 @@ from typing import Any
 OWNER_FILE = ".leadercheck-owner"
 PREFIXES = ("leadercheck-etcd-", "leadercheck-postgres-", "leadercheck-zookeeper-",
             "leadercheck-redis-", "leadercheck-clients-")  # fmt: skip
-
-
-PR_SET_PDEATHSIG = 1
+PR_SET_PDEATHSIG = 1  # prctl's option (linux/prctl.h)
 
 
 @cache

@@ -380,7 +380,8 @@ def random_walks(
         found.timing = run.timing or found.timing
         keep(run)
         progress(run)
-        if run.breaks():  # a claim broke on the real system: what the run is for
+        broke = run.breaks()
+        if broke:  # a claim broke on the real system: what the run is for
             if not found.violations:
                 found.first_violation = (found.drawn, round(time.monotonic() - begun, 2))
             found.violations.append(run)
@@ -388,7 +389,7 @@ def random_walks(
                 if not found.failures:
                     found.first_found = found.first_violation
                 found.failures.append(run)
-            raise Violation(",".join(sorted(run.breaks())))
+            raise Violation(",".join(sorted(broke)))
         if run.unjudged:  # the machine fell behind the time mapping (before any divergence)
             found.unjudged += 1
             found.stall = found.stall or run.stall
