@@ -21,6 +21,7 @@ from leadercheck.models import (
     patroni,
     raft,
     raft_election,
+    redis_lock,
     zookeeper,
 )
 from leadercheck.models.params import ProtocolEntry, did_you_mean
@@ -33,6 +34,7 @@ _MODULES = (
     lease_renewal,
     lease_timing,
     zookeeper,
+    redis_lock,
     patroni,
     raft,
     heartbeat,

@@ -17,6 +17,12 @@ Faults: crash (the node forgets its lease), a partition between a node and the
 store (renewals fail; the lease runs out on both sides at the same tick), a lost
 reply to an acquire or renew (the store changed but the node does not know), and a
 pause. Tokens are bounded by `tokens`, which bounds the number of acquisitions.
+
+`check=store` is the check many lock libraries make (etcd3gw's `Lock.is_acquired()`, a
+GET of the lock key): it asks the store, so a node cut off from the store cannot check
+(its library raises) and decides no write; reached, the store answers as the node's own
+copy does (both count the same ticks). The pause between the check and the write is
+the same window either way.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ from leadercheck.models.cluster import (
 )
 from leadercheck.models.cluster.base import Successor
 from leadercheck.models.cluster.nodes import LeadsWithToken, node_name, with_life
-from leadercheck.models.params import NODES, Param, ProtocolEntry, fault_params
+from leadercheck.models.params import NODES, Param, ProtocolEntry, choice, fault_params
 
 
 class _LeaseFields(NamedTuple):
@@ -125,6 +131,9 @@ class LeaseModel(InterchangeableNodes, ClusterModel):
     stop_only_delays = True
     cut_only_blocks = True
 
+    #: whether a leader's check asks the store (`check=store`) rather than its own copy
+    remote_check = False
+
     def __init__(self, nodes: int, ttl: int, tokens: int, fencing: bool, faults: FaultBounds):
         super().__init__(nodes, faults)
         self.ttl = ttl
@@ -176,7 +185,8 @@ class LeaseModel(InterchangeableNodes, ClusterModel):
         """Check "am I still leader?", then, as a separate step, write with the token."""
         node = s.node(i)
         name = node_name(i)
-        if node.token and not node.pending:
+        checks = not self.remote_check or s.net.reaches_store(i)
+        if node.token and not node.pending and checks:
             note = f"still leader: token {node.token}, {node.left} ticks left"
             checked = s.with_node(i, node._replace(pending=node.token, pending_tenure=node.tenure))
             yield Action("check", name, None, note), checked
@@ -213,12 +223,20 @@ def lease_params(tokens: Param = TOKENS, **faults: int) -> tuple[Param, ...]:
     return (NODES, TTL, tokens, *fault_params(**faults))
 
 
-LEASE_PARAMS = lease_params(crashes=1, partitions=1, losses=1, pauses=1)
+CHECK = choice(
+    "check",
+    "local",
+    ("local", "store"),
+    "where a leader checks its lease: its own copy, or the store (a lock library's GET)",
+)
+LEASE_PARAMS = (*lease_params(crashes=1, partitions=1, losses=1, pauses=1), CHECK)
 
 
 def _builder(fencing: bool) -> Callable[..., LeaseModel]:
-    def build(nodes: int, ttl: int, tokens: int, **faults: int) -> LeaseModel:
-        return LeaseModel(nodes, ttl, tokens, fencing, FaultBounds(**faults))
+    def build(nodes: int, ttl: int, tokens: int, check: int = 0, **faults: int) -> LeaseModel:
+        model = LeaseModel(nodes, ttl, tokens, fencing, FaultBounds(**faults))
+        model.remote_check = bool(check)
+        return model
 
     return build
 

@@ -123,7 +123,7 @@ def test_a_broken_edit_fails_the_gate_with_a_clear_message(
 def test_a_model_where_nothing_is_written_does_not_pass_silently(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    def build(nodes: int, ttl: int, tokens: int, **faults: int) -> LeaseModel:
+    def build(nodes: int, ttl: int, tokens: int, check: int = 0, **faults: int) -> LeaseModel:
         return _NeverWrites(nodes, ttl, tokens, True, FaultBounds(**faults))
 
     entry = ProtocolEntry("lease-fencing", "never writes", LEASE_PARAMS, build)

@@ -3,6 +3,7 @@ far, never a traceback, never exit 1, and no worker process left behind."""
 
 from __future__ import annotations
 
+import re
 import signal
 import sys
 import textwrap
@@ -130,9 +131,10 @@ def test_ctrl_c_between_two_cases_of_the_gate_stops_it_in_one_line(tmp_path: Pat
     args = [sys.executable, "-c", script, "--all", "--out", str(tmp_path / "out")]
     done = run_interrupted(args, tmp_path)
     assert done.returncode == 3, done.stderr
-    assert done.stderr.strip().splitlines() == [
-        "interrupted during lease-fencing, after 0 of 29 protocols; nothing written"
-    ]
+    (line,) = done.stderr.strip().splitlines()
+    assert re.fullmatch(
+        r"interrupted during lease-fencing, after 0 of \d+ protocols; nothing written", line
+    ), line
     assert not (tmp_path / "out").exists()
 
 

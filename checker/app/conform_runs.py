@@ -523,6 +523,11 @@ def _random_protocol(name: str | None, against: str, known: Mapping[str, Any]) -
     from leadercheck.checker.conform.bindings import SYSTEMS, protocols_on  # noqa: PLC0415
 
     if name is not None:
+        if name not in known and name in protocols_on(against) and against == "redis":
+            raise LeadercheckError(
+                f"{name} is the tutorial's protocol, not this catalogue's: give --model"
+                " examples/redlock.py"
+            )
         return name
     if against not in SYSTEMS:
         raise LeadercheckError(f"unknown system {against!r}: choose one of {', '.join(SYSTEMS)}")
@@ -590,6 +595,7 @@ def _random_record(
             **_history(violation, len(found.violations), found.first_violation),
             "real_breaks": breaks_json(violation.breaks()),
             "diverged": violation.divergence is not None,
+            "shortest_possible": found.shortest_possible,
         }
     if shortest is not None:
         d = shortest.divergence
@@ -692,8 +698,11 @@ def _violation_summary(record: Mapping[str, Any]) -> None:
     history = record["violating_history"]
     if history is None:
         return
-    found = f"  in a schedule of {_count(history['steps'], 'step')}, the shortest of"
-    found += f" {history['found_among']} found"
+    found = f"  in a schedule of {_count(history['steps'], 'step')}, "
+    if history.get("shortest_possible"):
+        found += "as short as the model allows (the search stopped there: none breaks it sooner)"
+    else:
+        found += f"the shortest of {history['found_among']} found"
     first = history.get("first_found_after_schedules")
     if first is not None:
         found += (

@@ -31,7 +31,8 @@ from leadercheck.checker.conform.lifetime import dies_with_us
 from leadercheck.checker.conform.replies import Fields, fault_in
 from leadercheck.checker.errors import LeadercheckError
 
-SYSTEMS = ("etcd", "postgres", "zookeeper", "redis")
+#: this project's own clients, one module each under checker/conform/clients/
+SYSTEMS = ("etcd", "postgres", "zookeeper", "redis", "redis_lock")
 #: Set in every client process's environment, a value of its own per process: what it starts
 #: inherits it, so whatever a client left behind (a child in another process group or
 #: session, holding its stdout or not) is found in /proc and ended with it.
@@ -127,6 +128,8 @@ class Agent:
         #: what the client does between calls, as its first line says ("a keep-alive
         #: thread"); None: nothing, so a pause stops nothing of its own
         self.background: str | None = None
+        #: the ready line's result, as the client said it (a binding may read it: holds_as)
+        self.told: Mapping[str, Any] = {}
         #: how often it renews its lease on its own, in seconds (None: only when asked)
         self.renews_every: float | None = None
 
@@ -171,6 +174,7 @@ class Agent:
             self.kill()
             raise self._failure(f"{self.name}: its client process did not start in time") from None
         told = ready.get("result") or {}
+        self.told = told
         background, period = told.get("background"), told.get("renews_every")
         self.background = background if isinstance(background, str) and background else None
         self.renews_every = _period(period)
@@ -281,6 +285,8 @@ class Agent:
             raise self._failure(f'{self.name}: its client\'s "result" is not an object: {shown!r}')
         if not reply["ok"] and not isinstance(reply.get("error", ""), str):
             raise self._failure(f'{self.name}: its client\'s "error" is not a string: {shown!r}')
+        if not reply["ok"] and not isinstance(reply.get("refused", False), bool):
+            raise self._failure(f'{self.name}: its client\'s "refused" is not a bool: {shown!r}')
         return reply
 
     def _failure(self, text: str) -> AgentError:

@@ -35,6 +35,8 @@ from leadercheck.checker.engine.replay import normalise
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.checker.model import TICK, Action
 
+STORE = "store"  # the actor a model's coordination store is (its crash and restart)
+
 NODE_FAULTS = ("pause", "resume", "crash", "restart")
 
 
@@ -182,6 +184,11 @@ class Unsupported(LeadercheckError):
 def unsupported(binding: Binding, action: Action) -> str | None:
     """Why `action` cannot be made real with `binding`, or None if it can."""
     harness_made = action.name in (*NODE_FAULTS, "partition", "heal", "tick", "drift")
+    if action.actor == STORE and action.name in ("crash", "restart"):
+        if binding.store_crashes:
+            return None
+        if type(binding).store_crashes:  # a system that can, on servers it did not start
+            return f"a {action.name} of the store (made real only on servers this run starts)"
     if harness_made and binding.calls(action) is None:
         if action.name not in binding.faults:
             return f"a {action.name} (not one of the faults {binding.system} makes real here)"
@@ -201,7 +208,7 @@ def start_agents(binding: Binding, world: World) -> None:
     for node in world.nodes:
         agent = Agent(
             node,
-            binding.system,
+            binding.client_module,
             binding.client_config(world, node),
             world.log_dir,
             world.timing.start_timeout,
@@ -209,7 +216,14 @@ def start_agents(binding: Binding, world: World) -> None:
             world.clocks[node].environment() if node in world.clocks else None,
         )
         world.agents[node] = agent
-        agent.start()
+        _start(binding, agent)
+
+
+def _start(binding: Binding, agent: Agent) -> None:
+    """Start a node's client process; its ready line is the first reply the binding hears
+    (a client may say there which value its lock is stored under: `holds_as`)."""
+    agent.start()
+    binding.heard(agent.name, "ready", {"ok": True, "result": agent.told})
 
 
 class Performed(NamedTuple):
@@ -228,8 +242,10 @@ def perform(binding: Binding, world: World, action: Action) -> Performed:
     if action.name == "tick":
         time.sleep(timing.tick)
         return Performed(f"{timing.tick:g} s of real time passed", "done")
+    if action.actor == STORE and action.name in ("crash", "restart"):
+        return _store_fault(world, action.name)
     if action.name in NODE_FAULTS:
-        return _node_fault(world.agents[action.actor], action.name)
+        return _node_fault(binding, world.agents[action.actor], action.name)
     if action.name == "drift":
         clock = world.clocks[action.actor]
         clock.lose(timing.tick)
@@ -278,7 +294,17 @@ def befall_member(binding: Binding, world: World, index: int) -> str:
     )
 
 
-def _node_fault(agent: Agent, fault: str) -> Performed:
+def _store_fault(world: World, fault: str) -> Performed:
+    """The store's server SIGKILLed, or started again without what it held (a store that
+    keeps nothing on disk: the model's `restart_store`)."""
+    if fault == "crash":
+        world.server.crash(0)
+        return Performed("SIGKILL the store's server: what it held in memory is gone", "done", True)
+    took = world.server.restart(0)
+    return Performed(f"the store's server started again, empty, in {took:g} s", "done", True)
+
+
+def _node_fault(binding: Binding, agent: Agent, fault: str) -> Performed:
     """A pause, resume, crash or restart of one node's client process. A pause stops what
     the client does between calls (a keep-alive thread, a session's heartbeats); a client
     that does nothing between calls is not changed by it, and the timeline says so."""
@@ -301,7 +327,7 @@ def _node_fault(agent: Agent, fault: str) -> Performed:
         return Performed(
             f"SIGKILL {name} (pid {pid}): what it held in memory is gone", "done", True
         )
-    agent.start()
+    _start(binding, agent)
     return Performed(f"{name} restarted: a new client process (pid {_pid(agent)})", "done", True)
 
 
@@ -322,6 +348,7 @@ def _call(binding: Binding, world: World, action: Action) -> Performed:
             reply = {"ok": False, "error": str(exc)}
         agent.check_result(op, reply, binding.replies.get(op))
         reply["op"] = op
+        binding.heard(node, op, reply)
         effect = None
         if losing:
             link = world.links[node]
@@ -335,8 +362,20 @@ def _call(binding: Binding, world: World, action: Action) -> Performed:
         told.append(binding.describe_call(node, op, reply))
         if not reply.get("ok"):
             break
-    outcome = binding.outcome(reply) if reply.get("ok") else NO_REPLY
-    return Performed("; ".join(told), outcome, effect)
+    return Performed("; ".join(told), call_outcome(binding, reply), effect)
+
+
+def call_outcome(binding: Binding, reply: Mapping[str, Any]) -> str:
+    """How a call ended, in the binding's words. A failure the client marks `refused` (the
+    system said no, as an exception: kazoo's SessionExpiredError for a write a dead
+    session may not make) is the operation's refusal; any other failure is no reply."""
+    if reply.get("ok"):
+        return binding.outcome(reply)
+    op = str(reply.get("op", ""))
+    refusal = binding.refused_result(op) if reply.get("refused") is True else None
+    if refusal is None:
+        return NO_REPLY
+    return binding.outcome({"ok": True, "op": op, "result": refusal})
 
 
 def read_beliefs(world: World, before: Mapping[str, Belief]) -> dict[str, Belief]:
@@ -387,7 +426,8 @@ def begin(binding: Binding, world: World) -> None:
     """A run's start, the same for a trace and a random schedule: empty store and storage,
     a link per node, a client process per node, the timeline's clock from now. The caller
     closes the world whatever happens (a client that fails to start included)."""
-    if binding.member_fault is not None and world.server is not None:
+    faulted = binding.member_fault is not None or binding.store_crashes
+    if faulted and world.server is not None:
         took = world.server.make_whole()  # the member an earlier schedule killed or cut
         if took is not None:
             world.started_as += f" (the store member faulted before brought back in {took:g} s)"

@@ -87,6 +87,9 @@ class Walks:
     guided: bool = False  # drawn toward dangerous steps (guidance.py), else uniformly
     unjudged: int = 0  # schedules whose mismatch came after the machine fell behind
     stall: tuple[int, str] | None = None  # the first such fall behind: its step, and how
+    #: a schedule broke a claim at the model's nearest danger: none can break it sooner,
+    #: so the search stopped there, unshrunk
+    shortest_possible: bool = False
 
     @property
     def schedules(self) -> int:
@@ -322,6 +325,10 @@ def random_walks(
 
     found = found if found is not None else Walks(binding.protocol, binding.system)
     found.guided = guide is not None
+    # no schedule breaks a claim before the step the model's nearest danger is (a guide's
+    # distance from the start, plus the step itself): one that breaks there is as short
+    # as any can be, and shrinking it (minutes of real time) could find nothing shorter
+    nearest = guide.now(list(model.initial_states())) if guide is not None else None
     begun = time.monotonic()
     failed: list[LeadercheckError] = []
     stopped: list[bool] = []
@@ -389,6 +396,9 @@ def random_walks(
                 if not found.failures:
                     found.first_found = found.first_violation
                 found.failures.append(run)
+            if nearest is not None and min(b.step for b in broke.values()) <= nearest + 1:
+                found.shortest_possible = True
+                stop()
             raise Violation(",".join(sorted(broke)))
         if run.unjudged:  # the machine fell behind the time mapping (before any divergence)
             found.unjudged += 1

@@ -110,17 +110,22 @@ def server_options(binding: Binding) -> dict[str, Any]:
         options["peer_proxies"] = True
     if binding.wall_clocks:
         options["wall_clocks"] = True
+    if binding.instances is not None:
+        options["count"] = binding.instances
     return options
 
 
 def world_for(binding: Binding, running: Running, timing: Timing, log_dir: Path) -> World:
     mark_owned(log_dir)  # the clients' logs: removed by a later run if this one is killed
+    if running.server is None:  # the user's servers (--endpoint) are not ours to crash
+        binding.store_crashes = False
+    store, storage = binding.split_endpoints(list(running.endpoints))
     return World(
         binding.system,
         binding.nodes,
         timing,
-        running.endpoints,
-        running.endpoints,
+        store,
+        storage,
         log_dir,
         extra=dict(running.extra),
         server=running.server,

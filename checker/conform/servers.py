@@ -886,6 +886,36 @@ class RedisServers(Server):
         self._redis_server = redis_server
         self.wall_clocks = wall_clocks
         self.clocks: list[WallClock] = []
+        self._launch: list[tuple[list[str | Path], dict[str, str] | None]] = []
+        self._running: list[subprocess.Popen[bytes] | None] = []
+
+    def crash(self, index: int) -> None:
+        """SIGKILL instance `index` (from 0), as a crash or an OOM kill ends it: without
+        persistence, what it held is gone."""
+        proc = self._running[index]
+        if proc is None:
+            raise ServerError(f"redis instance {index + 1} is down already")
+        proc.kill()
+        proc.wait(timeout=self.startup_timeout)
+        self._running[index] = None
+
+    def restart(self, index: int) -> float:
+        """Start instance `index` again on its port, empty; the seconds until it answered."""
+        if self._running[index] is not None:
+            raise ServerError(f"redis instance {index + 1} is running")
+        began = time.monotonic()
+        argv, env = self._launch[index]
+        proc = self._spawn(f"r{index + 1}", argv, env=env)
+        self._running[index] = proc
+        port = self.endpoints[index][1]
+        self._deadline = time.monotonic() + self.startup_timeout
+        self._wait_until(lambda: _redis_pong(port), f"PING to answer PONG on {port}", [proc])
+        return round(time.monotonic() - began, 3)
+
+    def make_whole(self) -> float | None:
+        """Start again every instance a run crashed and left down (the store's crash)."""
+        down = [k for k, proc in enumerate(self._running) if proc is None]
+        return round(sum(self.restart(k) for k in down), 3) if down else None
 
     def _start(self) -> None:
         binary = self._redis_server or shutil.which("redis-server")
@@ -911,6 +941,8 @@ class RedisServers(Server):
                 "--protected-mode", "no",
             ]  # fmt: skip
             procs.append(self._spawn(f"r{i}", argv, env=env))
+            self._launch.append((argv, env))
+            self._running.append(procs[-1])
             self.endpoints.append((HOST, port))
         ports = [port for _, port in self.endpoints]
         up: set[int] = set()

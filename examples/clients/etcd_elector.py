@@ -25,23 +25,16 @@ Nothing here imports leadercheck: a client in another language does the same.
 from __future__ import annotations
 
 import argparse
-import base64
 import json
 import os
 import sys
 import threading
 import time
-import uuid
 from typing import Any
 
 from etcd3gw.client import Etcd3Client
 from etcd3gw.lease import Lease
-
-TOKEN_DIGITS = 20  # tokens zero-padded, so etcd's byte-wise comparison orders them as numbers
-
-
-def b64(text: str) -> str:
-    return base64.b64encode(text.encode()).decode()
+from storages import b64, etcd_write
 
 
 def connect(address: list[Any], timeout: float) -> Etcd3Client:
@@ -149,17 +142,8 @@ class Elector:
     def op_write(self) -> dict[str, Any]:
         with self.guard:
             token, self.pending = self.pending, 0
-        value = b64(str(token).zfill(TOKEN_DIGITS))
-        entry = {"request_put": {"key": b64(self.log_prefix + uuid.uuid4().hex), "value": value}}
-        if not self.fenced:  # the bug: the check a moment ago is taken as still true
-            self.storage.transaction({"compare": [], "success": [entry], "failure": []})
-            return {"accepted": True, "token": token}
-        higher = {"key": b64(self.hi_key), "result": "GREATER", "target": "VALUE", "value": value}
-        hi = {"request_put": {"key": b64(self.hi_key), "value": value}}
-        reply = self.storage.transaction(
-            {"compare": [higher], "success": [], "failure": [hi, entry]}
-        )
-        return {"accepted": not reply.get("succeeded"), "token": token}
+        accepted = etcd_write(self.storage, self.log_prefix, self.hi_key, token, self.fenced)
+        return {"accepted": accepted, "token": token}
 
     def op_belief(self) -> dict[str, Any]:
         """Read only: does it believe it leads now, and under which token."""

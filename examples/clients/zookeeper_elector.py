@@ -33,8 +33,9 @@ import time
 from typing import Any
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import ConnectionLoss, NoNodeError
+from kazoo.exceptions import ConnectionLoss
 from kazoo.protocol.states import EventType, WatchedEvent
+from storages import multi_accepted, zookeeper_multi
 
 POLL = 0.02  # seconds between looks while waiting for an event
 
@@ -153,16 +154,9 @@ class Elector:
             return {"accepted": True, "epoch": epoch}
         if not self.live.wait(self.timeout):
             raise ConnectionLoss("no session with the ensemble")
-        txn = self.store.transaction()
-        txn.check(self._path(epoch), -1)  # any version, but it must exist
-        txn.create(entry, str(epoch).encode(), sequence=True)
+        txn = zookeeper_multi(self.store.transaction(), self._path(epoch), self.log, epoch)
         results = txn.commit_async().get(timeout=self.timeout)
-        if isinstance(results[0], NoNodeError):
-            return {"accepted": False, "epoch": epoch}
-        failed = [r for r in results if isinstance(r, Exception)]
-        if failed:
-            raise failed[0]
-        return {"accepted": True, "epoch": epoch}
+        return {"accepted": multi_accepted(results), "epoch": epoch}
 
     def op_belief(self) -> dict[str, Any]:
         leads = self.leader and not self.lost.is_set()

@@ -231,7 +231,7 @@ def test_too_many_endpoints_for_postgres_and_too_few_for_redlock(no_server_start
 
 
 def test_redlock_without_its_model_says_where_it_is(no_server_starts: None) -> None:
-    result = verify("conform", "--against", "redis", "--random", "2")
+    result = verify("conform", "--against", "redis", "--random", "2", "--protocol", "redlock")
     one_line_error(result, "give --model examples/redlock.py")
 
 

@@ -88,13 +88,13 @@ class _Agent:
 
 
 def test_a_pause_of_a_client_that_runs_nothing_between_calls_is_said_to_change_nothing() -> None:
-    idle = _node_fault(_Agent(None), "pause")  # type: ignore[arg-type]
+    idle = _node_fault(None, _Agent(None), "pause")  # type: ignore[arg-type]
     assert idle.effect is False
     assert (
         idle.event
         == "SIGSTOP n1 (pid 42): no effect of its own: its client runs nothing between calls"
     )
-    busy = _node_fault(_Agent("keep-alive thread"), "pause")  # type: ignore[arg-type]
+    busy = _node_fault(None, _Agent("keep-alive thread"), "pause")  # type: ignore[arg-type]
     assert busy.effect is True and busy.event.endswith("its keep-alive thread stops")
 
 

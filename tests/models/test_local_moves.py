@@ -45,12 +45,15 @@ DECLARING = [  # (protocol, parameters, the kinds of move it declares local ther
     ("lease-blind-write", {"nodes": 2, "crashes": 1, "partitions": 1}, {"restart", "resume"}),
     ("lease-no-confirmation", {"nodes": 2, "pauses": 1, "tokens": 2}, {"resume"}),
     ("lease-bench", {"N": 2, "MaxTime": 3}, {"resume"}),
+    ("redis-lock", {"nodes": 2}, {"resume", "heal"}),
+    ("redis-lock-fencing", {"nodes": 2, "crashes": 1}, {"restart", "resume", "heal"}),
 ]
 
 
-# 4 to 5 s each: -m slow
+# 4 to 45 s each: -m slow
 HEAVY = {
-    "lease-fencing", "lease-cas", "lease-blind-write", "lease-no-fencing", "lease-no-confirmation"
+    "lease-fencing", "lease-cas", "lease-blind-write", "lease-no-fencing", "lease-no-confirmation",
+    "redis-lock", "redis-lock-fencing",
 }  # fmt: skip
 
 

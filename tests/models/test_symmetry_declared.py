@@ -89,6 +89,8 @@ HEAVY = {
     "even-quorum",
     "lease-renewal",
     "k8s-lease-fencing",
+    "redis-lock",
+    "redis-lock-fencing",  # 1.6 to 2.2 s each
 }  # over a second each: lease-cas, k8s-lease and the rest stay
 
 

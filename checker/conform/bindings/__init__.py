@@ -25,6 +25,8 @@ BINDINGS: Mapping[tuple[str, str], str] = {
     ("redlock", "redis"): "redis:Redlock",
     ("redlock-gc-pause", "redis"): "redis:Redlock",
     ("redlock-timing-ok", "redis"): "redis:Redlock",
+    ("redis-lock", "redis"): "redis_lock:RedisLock",
+    ("redis-lock-fencing", "redis"): "redis_lock:RedisLock",
 }
 
 SYSTEMS = ("etcd", "postgres", "zookeeper", "redis")

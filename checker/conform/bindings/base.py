@@ -145,16 +145,47 @@ class Binding(ABC):
     def real_facts(self, world: World) -> Facts:
         """The same facts read from the real store and storage now."""
 
+    #: the result an operation's refusal is (`{"accepted": false}` for a write): a failed
+    #: reply the client marks `"refused": true` is compared as it; an operation not named
+    #: here has no refusal, and its failure is no reply whatever the client says
+    refusals: Mapping[str, Mapping[str, Any]] = {}
+
+    def refused_result(self, op: str) -> Mapping[str, Any] | None:
+        """The result `op`'s refusal stands for, or None when it cannot be refused."""
+        return self.refusals.get(op)
+
+    def heard(self, node: str, op: str, reply: Mapping[str, Any]) -> None:  # noqa: B027
+        """Every reply a node's client gave, as it came (after its check): a binding that
+        learns from replies (which value a node's lock is stored under) overrides this."""
+
     def describe_call(self, node: str, op: str, reply: Mapping[str, Any]) -> str:
         """The real event, as the timeline shows it."""
         if not reply.get("ok"):
-            return f"{node} {op}: {reply.get('error', NO_REPLY)}"
+            refused = " (refused)" if reply.get("refused") is True else ""
+            return f"{node} {op}: {reply.get('error', NO_REPLY)}{refused}"
         result = reply.get("result") or {}
         shown = ", ".join(f"{k}={v}" for k, v in sorted(result.items()))
         return f"{node} {op}: {shown}" if shown else f"{node} {op}"
 
     #: how many --endpoint addresses the system takes (None: any number from one)
     endpoints: int | None = None
+    #: how many servers to start for it (None: the system's own number)
+    instances: int | None = None
+    #: whether the model's store crash and restart are made real (the store's server
+    #: killed and started again, empty); only on servers started here
+    store_crashes: bool = False
+
+    @property
+    def client_module(self) -> str:
+        """This project's client for the binding (checker/conform/clients/<module>.py)."""
+        return self.system
+
+    def split_endpoints(
+        self, endpoints: list[tuple[str, int]]
+    ) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+        """The store's addresses and the storage's, of the servers running (both all of
+        them, unless the binding keeps its storage on a server of its own)."""
+        return list(endpoints), list(endpoints)
 
     def check_endpoints(self, count: int) -> None:
         """Refuse (LeadercheckError) a number of --endpoint addresses this binding cannot use."""

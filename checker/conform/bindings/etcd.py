@@ -64,6 +64,7 @@ class EtcdLease(LeaseBinding):
             "prefix": self.prefix,
             # where a client under test keeps what the harness reads (the README's protocol)
             "leader_key": keys.leader,
+            "lock_name": keys.lock_name,  # a lock library's Lock(lock_name) holds leader_key
             "storage_log_prefix": keys.storage_log,
             "storage_hi_key": keys.storage_hi,
             "timeout": world.timing.call_timeout / 2,
@@ -85,13 +86,14 @@ class EtcdLease(LeaseBinding):
     def reset(self, world: World) -> None:
         self.prefix = f"/leadercheck/{uuid.uuid4().hex[:12]}/"  # a fresh key range per run
         self.tokens = TokenNumbers()
+        self.holds_as = {}
 
     def real_facts(self, world: World) -> Facts:
         reader, keys = self._reader(world), Keys(self.prefix)
         found = reader.get(keys.leader, metadata=True)
         if found:
             value, meta = found[0]
-            holder = value.decode() if isinstance(value, bytes) else str(value)
+            holder = self.holder_of(value.decode() if isinstance(value, bytes) else str(value))
             store = lease_fact(holder, self.tokens.of(int(meta["create_revision"])))
         else:
             store = lease_fact(None, 0)

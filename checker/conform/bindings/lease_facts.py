@@ -32,6 +32,10 @@ class TokenNumbers:
         return self.numbers.setdefault(real, len(self.numbers) + 1)
 
 
+#: the store's fact while it is down (crashed, not yet restarted): nobody reaches it
+STORE_DOWN = "store down"
+
+
 def lease_fact(holder: str | None, token: int) -> str:
     return f"{holder} holds lease token {token}" if holder else "no lease held"
 
@@ -49,12 +53,16 @@ def storage_fact(tokens: Iterable[int]) -> str:
 
 def model_lease_facts(view: View) -> Facts:
     store, storage = view["store"], view["storage"]
-    held = store["holder"] if store["ttl_left"] else None
+    if store.get("down"):
+        held = STORE_DOWN
+    else:
+        holder = store["holder"] if store["ttl_left"] else None
+        held = lease_fact(holder, int(store["token"]))
     hi = int(storage["hi_epoch"])
     text = f"highest token {hi}" if hi else "no writes"
     if storage["stale_write_accepted"]:
         text += ", a stale write accepted"
-    return {"store": lease_fact(held, int(store["token"])), "storage": text}
+    return {"store": held, "storage": text}
 
 
 #: how each call ends, in the words both sides use
@@ -86,6 +94,8 @@ def model_outcome(action: Action, before: View, after: View) -> str:
         return words[0] if "accepted" in note_of(action) else words[1]
     if action.name == "check":  # the model checks while its lease's ticks run ("still leader")
         return words[0] if after[action.actor]["role"] == "leader" else words[1]
+    if note_of(action).startswith("refused"):  # a renewal of a lock no longer its own
+        return words[1]
     node = after[action.actor]
     if action.name == "update":
         return words[0] if node["lease_token"] and node["role"] == "leader" else words[1]
@@ -108,12 +118,37 @@ class LeaseBinding(Binding):
 
     CALLS: ClassVar[Mapping[str, list[str]]] = {}
     replies: Mapping[str, Fields] = {
-        "acquire": {"granted": "bool", "token": "int|str?"},
+        "acquire": {"granted": "bool", "token": "int|str?", "holds_as": "str?"},
         "update": {"granted": "bool", "token": "int|str?"},
         "read": {"free": "bool", "token": "int|str?"},
         "renew": {"renewed": "bool"},
         "check": {"believes_leader": "bool", "token": "int|str?"},
         "write": {"accepted": "bool", "token": "int|str?"},
+    }
+
+    #: a store value that names no node, told as the node whose client said it holds the
+    #: lease under it (`"holds_as"` in its acquire's result: a lock library's own id, as
+    #: etcd3gw's Lock stores its uuid); a fresh dict per run (`reset`)
+    holds_as: dict[str, str]
+
+    def __init__(self, protocol: str, params: Mapping[str, int]) -> None:
+        super().__init__(protocol, params)
+        self.holds_as = {}
+
+    def heard(self, node: str, op: str, reply: Mapping[str, Any]) -> None:
+        said = (reply.get("result") or {}).get("holds_as") if reply.get("ok") else None
+        if isinstance(said, str) and said:
+            self.holds_as[said] = node
+
+    def holder_of(self, value: str) -> str:
+        """The node a store value names: itself, or the node that said it holds under it;
+        a value no node claims is told as it is (it matches no model node)."""
+        if value in self.nodes:
+            return value
+        return self.holds_as.get(value, f"an unclaimed value {value[:40]!r}")
+
+    refusals: Mapping[str, Mapping[str, Any]] = {
+        op: {key: False} for op, key in REPLY_KEYS.items() if op != "check"
     }
 
     def calls(self, action: Action) -> list[str] | None:

@@ -76,6 +76,7 @@ class PostgresLeaseRow(LeaseBinding):
         """A fresh schema per run, so runs on one server never see each other's rows."""
         self.schema = f"leadercheck_{uuid.uuid4().hex[:12]}"
         self.tokens = TokenNumbers(literal=True)
+        self.holds_as = {}
         script = SCHEMA_SQL.format(schema=sql.Identifier(self.schema).as_string())
         with self._connect(world) as conn:
             conn.execute(script.encode())

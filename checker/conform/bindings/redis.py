@@ -95,6 +95,7 @@ class Redlock(Binding):
         "write": {"accepted": "bool"},
         "release": {"unlocked": "str?"},
     }
+    refusals: Mapping[str, Mapping[str, Any]] = {"write": {"accepted": False}}
     #: "clock jump" is made real by the binding's own op (jump_<M>), the rest by the harness
     faults = frozenset({"pause", "resume", "tick", "clock jump"})
     wall_clocks = True

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -44,6 +45,9 @@ CALLS = {
     "watch fires": ["await_watch"],
 }
 
+#: a sequential child's name, whoever named it: this project's `n_0000000007`, kazoo's
+#: Lock and Election `<uuid>__lock__0000000007`, Curator's `_c_<uuid>-latch-0000000007`
+SEQUENTIAL = re.compile(r"[_-]\d{10}$")
 READER_SESSION = 10.0  # seconds: the facts reader's own session, never expired by a run
 #: the reader's kazoo log: its reconnects (a server still coming up) are not the run's news
 QUIET = logging.getLogger("leadercheck.conform.zookeeper.reader")
@@ -75,6 +79,10 @@ class ZooKeeperElection(Binding):
         "await_expiry": {"seen": "bool"},
         "await_watch": {"seen": "bool"},
         "write": {"accepted": "bool", "epoch": "int?"},
+    }
+    refusals: Mapping[str, Mapping[str, Any]] = {
+        "create": {"created": False},
+        "write": {"accepted": False},
     }
     expiry_lag = 0.4  # the server expires sessions at its ticks (tickTime 200 ms), kazoo hears
     user_clients = True
@@ -173,7 +181,7 @@ class ZooKeeperElection(Binding):
         with _reader(world) as zk:
             names = zk.get_children_async(self.paths.election).get(timeout=wait)
             znodes = []
-            for seq, name in sorted((seq_of(n), n) for n in names if n.startswith(PREFIX)):
+            for seq, name in sorted((seq_of(n), n) for n in names if SEQUENTIAL.search(n)):
                 try:
                     owner, _ = zk.get_async(f"{self.paths.election}/{name}").get(timeout=wait)
                 except NoNodeError:  # deleted between the listing and the read: it is gone

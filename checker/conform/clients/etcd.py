@@ -38,11 +38,18 @@ def etcd_client(address: list[Any], timeout: float) -> Etcd3Client:
     return Etcd3Client(host=address[0], port=int(address[1]), timeout=timeout, api_path="/v3/")
 
 
+#: where etcd3gw's and python-etcd3's `Lock(name)` keep a lock: the key LOCK_PREFIX + name
+LOCK_PREFIX = "/locks/"
+
+
 class Keys:
-    """Where one conformance run keeps its leader key and its storage, under `prefix`."""
+    """Where one conformance run keeps its leader key and its storage, under `prefix`. The
+    leader key is where the lock libraries keep the lock named `lock_name`, so a client
+    built on one (etcd3gw's `Lock`) holds the very key the harness reads."""
 
     def __init__(self, prefix: str) -> None:
-        self.leader = prefix + "leader"
+        self.lock_name = prefix.lstrip("/") + "leader"
+        self.leader = LOCK_PREFIX + self.lock_name
         self.storage_hi = prefix + "storage/hi"
         self.storage_log = prefix + "storage/log/"
 

@@ -45,8 +45,8 @@ POLL = 0.02  # seconds between looks while waiting for an event
 
 
 def seq_of(name: str) -> int:
-    """The sequence number ZooKeeper appended to a child's name."""
-    return int(name.rsplit("_", 1)[1])
+    """The sequence number ZooKeeper appended to a child's name: its last ten digits."""
+    return int(name[-10:])
 
 
 class Paths:

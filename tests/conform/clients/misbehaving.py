@@ -56,6 +56,7 @@ def _continued(signum: int, frame: object) -> None:
 
 signal.signal(signal.SIGCONT, _continued)
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "clients" / "etcd_elector.py"
+sys.path.insert(0, str(EXAMPLE.parent))  # its sibling modules, as when run as a script
 spec = importlib.util.spec_from_file_location("etcd_elector", EXAMPLE)
 assert spec is not None and spec.loader is not None
 example = importlib.util.module_from_spec(spec)
