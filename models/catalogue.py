@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from leadercheck.checker.errors import LeadercheckError
 from leadercheck.models import (
+    advisory_lock,
     bully,
     gossip,
     heartbeat,
@@ -35,6 +36,7 @@ _MODULES = (
     lease_timing,
     zookeeper,
     redis_lock,
+    advisory_lock,
     patroni,
     raft,
     heartbeat,

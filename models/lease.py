@@ -187,7 +187,7 @@ class LeaseModel(InterchangeableNodes, ClusterModel):
         name = node_name(i)
         checks = not self.remote_check or s.net.reaches_store(i)
         if node.token and not node.pending and checks:
-            note = f"still leader: token {node.token}, {node.left} ticks left"
+            note = self.check_note(node)
             checked = s.with_node(i, node._replace(pending=node.token, pending_tenure=node.tenure))
             yield Action("check", name, None, note), checked
         if node.pending:
@@ -197,6 +197,10 @@ class LeaseModel(InterchangeableNodes, ClusterModel):
             done = node._replace(pending=0, pending_tenure=0)
             after = s.with_node(i, done)._replace(storage=storage)
             yield Action("write", name, STORAGE, note), after
+
+    def check_note(self, node: Any) -> str:
+        """What a passing check says (the lease's own ticks, where it counts them)."""
+        return f"still leader: token {node.token}, {node.left} ticks left"
 
     def urgent(self, s: ClusterState, i: int) -> bool:
         return bool(s.node(i).pending)  # a running node sends a checked write within the tick

@@ -35,29 +35,12 @@ from leadercheck.models.cluster import STORE, ClusterState, FaultBounds, Store, 
 from leadercheck.models.cluster.base import Successor
 from leadercheck.models.cluster.faults import STORE_CRASH
 from leadercheck.models.cluster.nodes import node_name
-from leadercheck.models.lease import LeaseModel, LeaseNode, lease_params
+from leadercheck.models.lease import LeaseModel, lease_params
+from leadercheck.models.lock_holder import LockHolderNodes
 from leadercheck.models.params import ProtocolEntry
 
 
-class LockHolder(LeaseNode):
-    """A holder of a lock without tokens: every holder leads under the one lock."""
-
-    __slots__ = ()
-
-    @property
-    def lead_token(self) -> int:
-        return 1 if self.token else 0
-
-    def describe(self) -> dict[str, object]:
-        """No token to lead under: the holding's number (the storage's count of holdings,
-        which judges a late write) is said as what it is, not as an epoch."""
-        view = super().describe()
-        view["holding"] = view.pop("lease_token")
-        view["pending_write_holding"] = view.pop("pending_write_token")
-        return view
-
-
-class RedisLockModel(LeaseModel):
+class RedisLockModel(LockHolderNodes, LeaseModel):
     """redis-py's Lock on one Redis instance; `fencing`: a token from the storage's INCR.
 
     redis-py keeps no timer of its own: a holder believes it holds the lock until a call
@@ -97,15 +80,6 @@ class RedisLockModel(LeaseModel):
         """The holder's copy counts down (when to extend), but it stops believing only
         when Redis tells it: redis-py has no timer of its own."""
         return node._replace(left=countdown(node.left))
-
-    def initial_node(self, i: int) -> Any:
-        return LeaseNode() if self.fencing else LockHolder()
-
-    def crash_node(self, node: Any) -> Any:
-        return self.initial_node(0)._replace(up=False)
-
-    def restart_node(self, node: Any, i: int) -> Any:
-        return self.initial_node(i)
 
     def restart_store(self, store: Store) -> Store:
         """Redis restarts without the lock key; the token counter is the storage's."""

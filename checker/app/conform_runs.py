@@ -398,8 +398,10 @@ def random_run(
     entry = catalogue.lookup(_random_protocol(protocol_name, against, catalogue.protocols))
     values = entry.resolve(dict(given))
     binding, timing = _binding(entry.name, against, values, timing, client, silent_cuts)
-    if member_fault is not None:  # checked now; its drawn step is within the length below
-        member_fault_of(*member_fault, against, endpoint, MAX_STEPS, drawn=True)
+    if member_fault is not None:  # checked now, against --steps when given (the guide,
+        # which sizes schedules otherwise, takes seconds to build on a large model)
+        bound = MAX_STEPS if max_steps is None else max_steps
+        member_fault_of(*member_fault, against, endpoint, bound, drawn=True)
     model = checked_model(catalogue, entry, values, ())
     check_outputs(timeline, None, endpoint, binding)
     if keep_dir is not None:

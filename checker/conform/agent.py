@@ -32,7 +32,7 @@ from leadercheck.checker.conform.replies import Fields, fault_in
 from leadercheck.checker.errors import LeadercheckError
 
 #: this project's own clients, one module each under checker/conform/clients/
-SYSTEMS = ("etcd", "postgres", "zookeeper", "redis", "redis_lock")
+SYSTEMS = ("etcd", "postgres", "zookeeper", "redis", "redis_lock", "advisory_lock")
 #: Set in every client process's environment, a value of its own per process: what it starts
 #: inherits it, so whatever a client left behind (a child in another process group or
 #: session, holding its stdout or not) is found in /proc and ended with it.

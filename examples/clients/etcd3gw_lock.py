@@ -17,11 +17,10 @@ the lock key's create revision, read once the lock is taken.
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 from etcd3gw.client import Etcd3Client
-from jsonlines import config, serve
+from jsonlines import run
 from storages import etcd_write
 
 
@@ -72,10 +71,9 @@ class LockLeader:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--variant", choices=("fenced", "unfenced"), default="fenced")
-    leader = LockLeader(config(), parser.parse_args().variant == "fenced")
-    serve(leader, {"background": None, "holds_as": leader.lock.uuid})
+    run(
+        __doc__ or "", LockLeader, lambda leader: {"background": None, "holds_as": leader.lock.uuid}
+    )
 
 
 if __name__ == "__main__":

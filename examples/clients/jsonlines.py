@@ -10,9 +10,11 @@ refusal. Any other exception is a failed call, compared as no reply.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 
@@ -43,3 +45,23 @@ def serve(client: object, ready: dict[str, Any]) -> None:
         except Exception as exc:  # a failed call: the harness compares it as no reply
             reply = {"ok": False, "error": f"{type(exc).__name__}: {exc!r}"[:300]}
         print(json.dumps(reply), flush=True)
+
+
+def run(
+    description: str,
+    make: Callable[[dict[str, Any], bool], Any],
+    ready: Callable[[Any], dict[str, Any]] = lambda client: {"background": None},
+) -> None:
+    """An adapter's main: `--variant fenced` (the default) or `unfenced`, the client made
+    from the configuration, then served with the ready line `ready(client)` says."""
+    parser = argparse.ArgumentParser(description=description.splitlines()[0])
+    parser.add_argument("--variant", choices=("fenced", "unfenced"), default="fenced")
+    client = make(config(), parser.parse_args().variant == "fenced")
+    serve(client, ready(client))
+
+
+def lock_belief(token: int, fenced: bool) -> dict[str, Any]:
+    """`belief` of a holder that leads while it has a token: an unfenced lock has no token
+    to lead under (null), so any two holders at once are two leaders."""
+    leads = bool(token)
+    return {"leader": leads, "token": (token if fenced else None) if leads else None}

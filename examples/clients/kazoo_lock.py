@@ -18,12 +18,11 @@ znode's sequence number.
 
 from __future__ import annotations
 
-import argparse
 import threading
 import time
 from typing import Any
 
-from jsonlines import Refused, config, serve
+from jsonlines import Refused, run
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import SessionExpiredError
 from kazoo.recipe.lock import Lock
@@ -68,10 +67,15 @@ class LockLeader:
     def _leads(self) -> bool:
         return self.lock is not None and self.lock.is_acquired and not self.lost.is_set()
 
+    def _contend(self) -> Lock:
+        """Start contending for the lock in a thread of its own; the Lock it holds."""
+        lock = self.zk.Lock(self.path, identifier=self.name)
+        threading.Thread(target=lock.acquire, daemon=True).start()
+        return lock
+
     def op_create(self) -> dict[str, Any]:
         self.lost.clear()
-        self.lock = lock = self.zk.Lock(self.path, identifier=self.name)
-        threading.Thread(target=lock.acquire, daemon=True).start()
+        self.lock = lock = self._contend()
         deadline = time.monotonic() + self.timeout
         while lock.node is None and time.monotonic() < deadline:
             time.sleep(POLL)
@@ -142,10 +146,11 @@ class LockLeader:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--variant", choices=("fenced", "unfenced"), default="fenced")
-    leader = LockLeader(config(), parser.parse_args().variant == "fenced")
-    serve(leader, {"background": "session heartbeat thread (kazoo's)"})
+    run(
+        __doc__ or "",
+        LockLeader,
+        lambda leader: {"background": "session heartbeat thread (kazoo's)"},
+    )
 
 
 if __name__ == "__main__":

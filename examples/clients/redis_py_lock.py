@@ -18,12 +18,11 @@ can tell whose it is. The connection keeps redis-py's defaults (retries included
 
 from __future__ import annotations
 
-import argparse
 import uuid
 from typing import Any
 
 import redis
-from jsonlines import config, serve
+from jsonlines import lock_belief, run
 from redis.exceptions import LockError
 from storages import redis_write
 
@@ -73,14 +72,11 @@ class LockLeader:
         return {"accepted": accepted, "token": token}
 
     def op_belief(self) -> dict[str, Any]:
-        leads = bool(self.token)
-        return {"leader": leads, "token": (self.token if self.fenced else None) if leads else None}
+        return lock_belief(self.token, self.fenced)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--variant", choices=("fenced", "unfenced"), default="fenced")
-    serve(LockLeader(config(), parser.parse_args().variant == "fenced"), {"background": None})
+    run(__doc__ or "", LockLeader)
 
 
 if __name__ == "__main__":

@@ -70,3 +70,21 @@ return 1
 def redis_write(storage: Any, hi_key: str, log_key: str, token: int, fenced: bool) -> bool:
     """Write under `token` to the Redis storage (a redis-py client); whether it was accepted."""
     return bool(storage.eval(REDIS_WRITE, 2, hi_key, log_key, token, "1" if fenced else "0"))
+
+
+def postgres_write(storage: Any, token: int, fenced: bool) -> bool:
+    """Write under `token` to the PostgreSQL storage (a psycopg connection whose search
+    path is the run's schema); whether it was accepted. Fenced, the harness's
+    `fenced_write` refuses a token below the highest accepted ('409 STALE TOKEN')."""
+    import psycopg
+
+    if not fenced:
+        storage.execute("INSERT INTO writes (token) VALUES (%s)", (token,))
+        return True
+    try:
+        storage.execute("SELECT fenced_write(%s)", (token,))
+    except psycopg.errors.CheckViolation as exc:
+        if "409 STALE TOKEN" not in str(exc):
+            raise
+        return False
+    return True

@@ -280,6 +280,18 @@ class ClusterModel(Model[ClusterState]):
         """
         return after
 
+    def connection_lost(self, s: ClusterState, i: int) -> ClusterState:
+        """The state once node i's connection to the store is gone (it crashed, or its
+        link was cut and reset). A store that ties what a node holds to its session (a
+        PostgreSQL advisory lock) lets it go here; by default nothing changes: a lease
+        outlives its holder's connection until its TTL runs out."""
+        return s
+
+    def tick_store(self, store: Store) -> Store:
+        """The store after one tick: a lease's TTL counts down. A store without TTLs
+        (a session's lock) keeps it as it is."""
+        return store.tick()
+
     def restart_store(self, store: Store) -> Store:
         """The store after it restarts (STORE_CRASH): by default durable, like etcd with
         its write-ahead log, it keeps everything. A volatile store returns what it keeps
@@ -405,7 +417,7 @@ class ClusterModel(Model[ClusterState]):
     def _tick(self, s: ClusterState) -> Successor:
         nodes = tuple(self.tick_node(n) if n.up else n for n in s.nodes)
         extra, note = self.tick_extra(s)
-        after = s._replace(nodes=nodes, store=s.store.tick(), extra=extra)
+        after = s._replace(nodes=nodes, store=self.tick_store(s.store), extra=extra)
         return Action("tick", CLOCK, None, note, TICK), after
 
     def _fault_moves(self, s: ClusterState) -> Iterator[tuple[str, Any]]:
@@ -456,6 +468,7 @@ class ClusterModel(Model[ClusterState]):
                 lost = {m for m in s.net.msgs if m.dst == what}
                 after = s.with_node(what, self.crash_node(node))
                 after = after._replace(net=s.net.drop_where(lost), faults=f.spend("crashes"))
+                after = self.connection_lost(after, what)
                 yield Action("crash", name, None, "volatile state lost", FAULT), after
             elif kind == RESTART:
                 node, name = s.node(what), node_name(what)
@@ -486,9 +499,10 @@ class ClusterModel(Model[ClusterState]):
                     s._replace(net=net, faults=spent),
                 )
             elif kind == CUT:
+                cut = s._replace(net=s.net.cut_store(what), faults=f.spend("partitions"))
                 yield (
                     Action("partition", node_name(what), STORE, "link cut", FAULT),
-                    s._replace(net=s.net.cut_store(what), faults=f.spend("partitions")),
+                    self.connection_lost(cut, what),
                 )
             elif kind == HEAL:
                 yield (

@@ -1,10 +1,11 @@
 """Real client libraries, used as their users use them, under the model's schedules: thin
-adapters over etcd3gw's `Lock`, kazoo's `Lock` and redis-py's `Lock` (examples/clients/).
-The harness reads leadership where each library keeps it (etcd3gw's `/locks/<name>`
-holding its uuid, kazoo's `<uuid>__lock__<seq>` znodes, redis-py's one key holding the
-token it was given), and a refusal kazoo raises is compared as the refusal it is.
-Unfenced, the counterexample and random schedules both end VIOLATED (exit 1) with what
-broke as the headline; fenced, both conform."""
+adapters over etcd3gw's `Lock`, kazoo's `Lock` and `Election`, redis-py's `Lock` and a
+psycopg session advisory lock (examples/clients/). The harness reads leadership where each
+library keeps it (etcd3gw's `/locks/<name>` holding its uuid, kazoo's `<uuid>__lock__<seq>`
+znodes, redis-py's one key holding the token it was given, PostgreSQL's `pg_locks`), and a
+refusal kazoo raises is compared as the refusal it is. Unfenced, the counterexample and
+random schedules both end VIOLATED (exit 1) with what broke as the headline; fenced, both
+conform."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ PAUSED = ROOT / "tests" / "conform" / "traces" / "zookeeper-paused-leader.json"
 ZOOKEEPER = ROOT / "counterexamples" / "zookeeper.json"
 EXPIRED = ROOT / "counterexamples" / "redis-lock.json"  # a key expired unseen: two holders
 RESTARTED = ROOT / "counterexamples" / "redis-lock.no-stale-write.json"
+HANDED_ON = ROOT / "counterexamples" / "advisory-lock.json"  # a reset hands the lock on
+LATE_WRITE = ROOT / "counterexamples" / "advisory-lock.no-stale-write.json"
 
 
 def _needs(system: str) -> pytest.MarkDecorator:
@@ -32,23 +35,36 @@ def _needs(system: str) -> pytest.MarkDecorator:
     )
 
 
-#: library: its system, (protocol, trace) unfenced and fenced, and random's options
+#: adapter (examples/clients/<adapter>.py): its system, (protocol, trace) unfenced and
+#: fenced, and random's options
 LIBRARIES = {
-    "etcd3gw": (
+    "etcd3gw_lock": (
         "etcd",
         (("lease-no-fencing", LEASE), ("lease-fencing", LEASE)),
         ["-p", "check=store"],  # its is_acquired() asks the store
     ),
-    "kazoo": ("zookeeper", (("zookeeper", ZOOKEEPER), ("zookeeper-multi", PAUSED)), []),
-    "redis_py": ("redis", (("redis-lock", EXPIRED), ("redis-lock-fencing", RESTARTED)), []),
+    "kazoo_lock": ("zookeeper", (("zookeeper", ZOOKEEPER), ("zookeeper-multi", PAUSED)), []),
+    "kazoo_election": ("zookeeper", (("zookeeper", ZOOKEEPER), ("zookeeper-multi", PAUSED)), []),
+    "redis_py_lock": ("redis", (("redis-lock", EXPIRED), ("redis-lock-fencing", RESTARTED)), []),
+    "psycopg_advisory_lock": (
+        "postgres",
+        (("advisory-lock", HANDED_ON), ("advisory-lock-fencing", LATE_WRITE)),
+        [],
+    ),
 }
 #: the claim each unfenced library's counterexample breaks for real
-CAUGHT = {"etcd3gw": "no-stale-write", "kazoo": "no-stale-write", "redis_py": "single-leader"}
+CAUGHT = {
+    "etcd3gw_lock": "no-stale-write",
+    "kazoo_lock": "no-stale-write",
+    "kazoo_election": "no-stale-write",
+    "redis_py_lock": "single-leader",
+    "psycopg_advisory_lock": "single-leader",
+}
 pytestmark = [pytest.mark.conform]
 
 
 def client(library: str, variant: str) -> str:
-    return f"{sys.executable} {CLIENTS / f'{library}_lock.py'} --variant {variant}"
+    return f"{sys.executable} {CLIENTS / f'{library}.py'} --variant {variant}"
 
 
 @pytest.mark.parametrize(
@@ -88,7 +104,7 @@ def test_kazoos_refusal_of_an_expired_sessions_write_is_compared_as_a_refusal() 
     the adapter says `"refused": true`, and the model's "rejected" matches it."""
     result = verify(
         "conform", str(PAUSED), "--against", "zookeeper", "--protocol", "zookeeper-multi",
-        "--client", client("kazoo", "fenced"), "--json",
+        "--client", client("kazoo_lock", "fenced"), "--json",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     last = json.loads(result.stdout)["timeline"][-1]

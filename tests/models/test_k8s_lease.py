@@ -81,6 +81,7 @@ def test_k8s_lease_fencing_verdicts_and_state_count_at_defaults() -> None:
     assert result.stats.depth == 26
 
 
+@pytest.mark.slow  # 3 s; the default suite finds the violation in a longer lease (below)
 def test_counterexample_is_the_paused_leader_writing_after_the_new_one() -> None:
     r = _defaults("k8s-lease").result("no-stale-write")
     assert r.trace is not None and len(r.trace) == 13
@@ -107,6 +108,7 @@ def test_counterexample_is_the_paused_leader_writing_after_the_new_one() -> None
     assert not last.node(1).is_leader and last.node(2).tenure == 2  # n1 stopped leading, late
 
 
+@pytest.mark.slow  # 2.5 s, the whole fenced search; fencing's refusal stays (below)
 def test_witnesses_are_short() -> None:
     result = _defaults("k8s-lease-fencing")
     accepted, failover = result.result("write-accepted"), result.result("failover")

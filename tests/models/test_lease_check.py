@@ -38,20 +38,21 @@ def checks_while_cut(model: Any) -> tuple[int, int]:
 
 
 def test_a_node_cut_off_from_the_store_checks_only_with_its_own_copy() -> None:
-    local = checks_while_cut(build("lease-no-fencing", nodes="2"))
-    store = checks_while_cut(build("lease-no-fencing", nodes="2", check="store"))
+    local = checks_while_cut(build("lease-no-fencing", nodes="2", tokens="2"))
+    store = checks_while_cut(build("lease-no-fencing", nodes="2", tokens="2", check="store"))
     assert local[0] > 0 and local[1] > local[0]  # a local check goes on under a partition
     assert store[0] == 0 and store[1] > 0  # a store's check does not
 
 
 def test_the_paused_writer_still_breaks_no_stale_write_and_fencing_still_refuses_it() -> None:
     claim = PROPERTIES["no-stale-write"]
-    unfenced = check(build("lease-no-fencing", check="store"), [claim]).results[0]
+    unfenced = check(build("lease-no-fencing", nodes="2", check="store"), [claim]).results[0]
     assert unfenced.verdict is Verdict.VIOLATED and unfenced.trace is not None
     names = [a.name for a in unfenced.trace.actions]
     assert "pause" in names and names[-1] == "write"
     assert "partition" not in names
-    fenced = check(build("lease-fencing", nodes="2", check="store"), [claim]).results[0]
+    fenced = check(build("lease-fencing", nodes="2", tokens="2", check="store"), [claim])
+    fenced = fenced.results[0]
     assert fenced.verdict is Verdict.HOLDS
 
 

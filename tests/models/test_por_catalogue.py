@@ -32,7 +32,7 @@ HEAVY = {
     "raft", "bully", "lease-no-fencing", "lease-fencing", "lease-cas", "k8s-lease",
     "k8s-lease-fencing", "patroni-sync", "raft-election", "lease-blind-write", "lease-renewal",
     "lease-no-confirmation", "zookeeper", "zookeeper-fencing", "zookeeper-multi", "gossip",
-    "patroni", "redis-lock-fencing",
+    "patroni", "redis-lock-fencing", "advisory-lock-fencing",
 }  # fmt: skip
 
 

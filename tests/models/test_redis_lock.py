@@ -11,25 +11,19 @@ from typing import Any
 from leadercheck.checker import CheckResult, Verdict, check
 from leadercheck.models.redis_lock import PROTOCOLS
 from leadercheck.specs.claims import PROPERTIES
+from tests.models import protocol_runs
+from tests.models.protocol_runs import steps
 
-ENTRIES = {entry.name: entry for entry in PROTOCOLS}
 CLAIMS = ("single-leader", "no-stale-write", "write-accepted", "failover")
 
 
 def build(name: str, **params: str) -> Any:
-    entry = ENTRIES[name]
-    return entry.build(entry.resolve(params))
+    return protocol_runs.build(PROTOCOLS, name, **params)
 
 
 @cache
 def verdicts(name: str, **params: str) -> CheckResult:
     return check(build(name, **params), [PROPERTIES[c] for c in CLAIMS])
-
-
-def steps(result: CheckResult, claim: str) -> list[tuple[str, str]]:
-    trace = result.result(claim).trace
-    assert trace is not None
-    return [(a.actor, a.name) for a in trace.actions]
 
 
 def test_a_holder_whose_key_expired_unseen_still_believes_it_holds_the_lock() -> None:
@@ -57,7 +51,7 @@ def test_a_redis_restart_loses_the_lock_and_lets_a_late_write_land_without_a_pau
 
 
 def test_fencing_with_a_token_that_outlives_the_restart_holds_everything() -> None:
-    result = verdicts("redis-lock-fencing", nodes="2")
+    result = verdicts("redis-lock-fencing", nodes="2", tokens="2")
     assert [r.verdict for r in result.results] == [Verdict.HOLDS] * 4
 
 

@@ -91,6 +91,8 @@ HEAVY = {
     "k8s-lease-fencing",
     "redis-lock",
     "redis-lock-fencing",  # 1.6 to 2.2 s each
+    "advisory-lock",
+    "advisory-lock-fencing",
 }  # over a second each: lease-cas, k8s-lease and the rest stay
 
 

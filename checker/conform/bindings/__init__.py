@@ -19,6 +19,8 @@ BINDINGS: Mapping[tuple[str, str], str] = {
     ("lease-timing", "etcd"): "etcd:EtcdLeaseTiming",
     ("lease-cas", "postgres"): "postgres:PostgresLeaseRow",
     ("lease-blind-write", "postgres"): "postgres:PostgresLeaseRow",
+    ("advisory-lock", "postgres"): "advisory_lock:AdvisoryLock",
+    ("advisory-lock-fencing", "postgres"): "advisory_lock:AdvisoryLock",
     ("zookeeper", "zookeeper"): "zookeeper:ZooKeeperElection",
     ("zookeeper-fencing", "zookeeper"): "zookeeper:ZooKeeperElection",
     ("zookeeper-multi", "zookeeper"): "zookeeper:ZooKeeperElection",

@@ -106,7 +106,8 @@ class RedisLock(LeaseBinding):
             store.close()
         if value is None:
             return {"store": lease_fact(None, 0), "storage": accepted}
-        holder, token = holding(value.decode(errors="replace"))
+        text = value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+        holder, token = holding(text)
         held = lease_fact(self.holder_of(holder), self.tokens.of(token) if token else 0)
         return {"store": held, "storage": accepted}
 

@@ -93,7 +93,7 @@ class Client:
     def op_check(self) -> dict[str, Any]:
         """owned(): the key read back, still this holding's value."""
         held = self.store.get(self.lock_key)
-        leads = bool(self.value) and held is not None and held.decode() == self.value
+        leads = bool(self.value) and isinstance(held, bytes) and held.decode() == self.value
         if not leads:
             self.value, self.token = "", 0
         self.pending = self.token
