@@ -48,8 +48,9 @@ def test_a_leaders_death_or_isolation_is_waited_out_and_said(tmp_path: Path) -> 
     meanwhile, which is the election, not a finding); the timeline says how long it took.
     The verdict at the expiry tick depends on that election's timing (the new leader
     renews every lease), so only the run's course is asserted here. A tick of 3 s leaves
-    the election room; one that still outlasts it (a busy machine) leaves the run behind
-    the time mapping at the fault's step, which the run says (3)."""
+    the election room; an election that still outlasts it (a busy machine), or a client's
+    request to the cut member that times out (etcd3gw does not fail over on a timeout),
+    leaves the run behind the time mapping, which the run says (3)."""
     for option in ("--kill-member", "--cut-member"):
         timeline = tmp_path / f"{option}.json"
         result = verify(
@@ -58,8 +59,8 @@ def test_a_leaders_death_or_isolation_is_waited_out_and_said(tmp_path: Path) -> 
         )  # fmt: skip
         # the stale write lands as without the fault (1), or the expiry tick diverges (4)
         assert result.exit_code in (1, 3, 4), result.output
-        if result.exit_code == 3:
-            assert "fell behind the time mapping at step 4" in result.output, result.output
+        if result.exit_code == 3:  # a request to the cut member may time out, as it does
+            assert "fell behind the time mapping at step" in result.output, result.output
         row = json.loads(timeline.read_text())["timeline"][4]
         assert "its Raft leader" in row["real"], row
         assert "the others elected a new leader in " in row["real"], row

@@ -50,7 +50,12 @@ def replay(
         ),
         # 96,649 since the state records which leadership each token belongs to (37,036
         # before): two leaderships share a token here, and no-stale-write must tell them apart
-        ("lease-blind-write", ("VIOLATED", "VIOLATED", "HOLDS", "HOLDS"), 96_649),
+        pytest.param(  # 5 s, the whole state graph; its verdicts' traces stay (below)
+            "lease-blind-write",
+            ("VIOLATED", "VIOLATED", "HOLDS", "HOLDS"),
+            96_649,
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_verdicts_and_reachable_states_at_defaults(
