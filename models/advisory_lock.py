@@ -63,7 +63,7 @@ class AdvisoryLockModel(LockHolderNodes, LeaseModel):
         node = s.node(i)
         if node.token and not node.pending and s.net.reaches_store(i):
             if s.store.holder != i or not s.store.ttl_left:
-                lost = s.with_node(i, node._replace(token=0, left=0, leadership=0))
+                lost = self.let_go(s, i)
                 note = "not leader: its session ended, and the lock with it"
                 yield Action("check", node_name(i), None, note), lost
                 return

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from leadercheck.models.cluster import ClusterState
 from leadercheck.models.lease import LeaseNode
 
 
@@ -42,3 +43,7 @@ class LockHolderNodes:
 
     def restart_node(self, node: Any, i: int) -> Any:
         return self.initial_node(i)
+
+    def let_go(self, s: ClusterState, i: int) -> ClusterState:
+        """`s` once node i has learnt its lock is gone (a check or an extend said so)."""
+        return s.with_node(i, s.node(i)._replace(token=0, left=0, leadership=0))

@@ -61,7 +61,7 @@ class RedisLockModel(LockHolderNodes, LeaseModel):
         if node.token and node.left < self.ttl and not node.pending:
             store = s.store.renew(i, node.token, self.ttl)
             if store is None:
-                lost = s.with_node(i, node._replace(token=0, left=0, leadership=0))
+                lost = self.let_go(s, i)
                 yield Action("renew", node_name(i), STORE, "refused: the lock is not its own"), lost
                 return
             yield from super().renew_steps(s, i)
@@ -71,7 +71,7 @@ class RedisLockModel(LockHolderNodes, LeaseModel):
         node = s.node(i)
         if node.token and not node.pending and s.net.reaches_store(i):
             if s.store.renew(i, node.token, self.ttl) is None:  # not its own any more
-                lost = s.with_node(i, node._replace(token=0, left=0, leadership=0))
+                lost = self.let_go(s, i)
                 yield Action("check", node_name(i), None, "not leader: the lock is gone"), lost
                 return
         yield from super().leader_steps(s, i)

@@ -48,6 +48,7 @@ END $$;
 HOLDER = """SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1
     AND classid = (%(key)s >> 32)::oid AND objid = (%(key)s & 4294967295)::oid AND granted"""
 MINE = f"SELECT EXISTS ({HOLDER} AND pid = pg_backend_pid())"
+TRY_LOCK = "SELECT pg_try_advisory_lock(%s), pg_backend_pid()"
 
 
 class Client:
@@ -77,18 +78,10 @@ class Client:
     def op_acquire(self) -> dict[str, Any]:
         token = int(self.storage.execute("SELECT nextval('tokens')").fetchone()[0])  # type: ignore[index]
         try:
-            row = (
-                self._session()
-                .execute("SELECT pg_try_advisory_lock(%s), pg_backend_pid()", (self.key,))
-                .fetchone()
-            )
+            row = self._session().execute(TRY_LOCK, (self.key,)).fetchone()
         except psycopg.OperationalError:  # the old session went: take it on a new one
             self.store = None
-            row = (
-                self._session()
-                .execute("SELECT pg_try_advisory_lock(%s), pg_backend_pid()", (self.key,))
-                .fetchone()
-            )
+            row = self._session().execute(TRY_LOCK, (self.key,)).fetchone()
         assert row is not None
         locked, pid = row
         if not locked:
