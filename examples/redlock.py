@@ -70,7 +70,9 @@ class Client(NamedTuple):
         return self.ghost if self.is_leader else 0
 
     def describe(self) -> dict[str, object]:
-        return self._asdict()
+        # the role in Redlock's own words (the chart's bars follow `is_leader`)
+        role = "holds the lock" if self.is_leader else "acquiring" if self.asked else "no lock"
+        return {**self._asdict(), "role": role}
 
     def summary(self) -> str:
         if self.asked:
@@ -126,7 +128,7 @@ class Redlock(ClusterModel):
         keys: Keys = s.extra
         m = c.asked
         ok = keys[m].owner == 0
-        note = "OK" if ok else f"taken by {node_name(keys[m].owner)}"
+        note = "OK" if ok else f"refused: taken by {node_name(keys[m].owner)}"
         if ok:
             keys = keys[:m] + (Key(i, self.ttl),) + keys[m + 1 :]
         c = c._replace(asked=m + 1, oks=c.oks + ok)

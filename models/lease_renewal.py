@@ -372,6 +372,15 @@ class LeaseRenewalModel(InterchangeableNodes, ClusterModel):
 
     def describe(self, s: ClusterState) -> Mapping[str, Mapping[str, object]]:
         view = dict(super().describe(s))
+        # each node's request on its way to the store, as a message the chart can draw
+        requests = [
+            f"{str(n.request).split()[0]}({node_name(i)}->{STORE})"
+            for i, n in enumerate(s.nodes, start=1)
+            if n.request
+        ]
+        network = dict(view.get("network", {}))
+        network["in_flight"] = [*network.get("in_flight", []), *requests]
+        view["network"] = network
         view[STORE] = {**s.store.describe(), "ttl": self.ttl}
         view["ghost"] = s.extra.describe()
         return view

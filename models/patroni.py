@@ -89,7 +89,7 @@ class PatroniNode(_PatroniFields, LeadsWithToken):
         return {
             "up": self.up,
             "paused": self.paused,
-            "role": self.role,
+            "role": "primary" if self.is_leader else "replica",  # Patroni's own words
             "key_token": self.key,
             "key_left": self.left,
             "postgres": f"primary t{self.pg}" if self.pg else "replica",

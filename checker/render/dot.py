@@ -38,7 +38,7 @@ import html
 import math
 import re
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import graphviz
@@ -47,10 +47,13 @@ from leadercheck.checker.model import FAULT, RECOVERY, Action
 from leadercheck.checker.render.context import TraceContext
 from leadercheck.checker.render.lanes import (
     DELIVERED,
+    GHOST,
     IN_FLIGHT,
     LOST,
     UNREACHED,
+    Datum,
     Facts,
+    Fault,
     Lanes,
     Leadership,
     Message,
@@ -77,6 +80,8 @@ MESSAGE = "#34495e"
 BAND = "#f5b041"  # a partitioned side
 WALL = "#b9770e"
 CUT = "#a569bd"  # cut from the store
+PENDING = "#117a65"  # a write decided and not yet made
+PENDING_X = 12.0  # how far left of the lifeline its line runs
 # Leadership colours: (fill, ink), one per leadership in order of start.
 PALETTE = (
     ("#5dade2", "#1a5276"),
@@ -97,7 +102,7 @@ TIME_X = 22.0
 STEP_LEFT = 48.0
 STEP_W = 260.0
 LANE_W = 160.0
-FIRST_LANE = STEP_LEFT + STEP_W + 24 + LANE_W / 2
+NARROW_LANE_W = 116.0  # with more than five lanes
 ROW_H = 44.0
 LINE_H = 15.0
 BAR_W = 12.0
@@ -116,7 +121,7 @@ EPOCH_MEANING = {
     "term": "term N: the election term the node is in",
     "token": "token N: the lease (fencing) token the store handed out",
     "znode": "znode N: the sequence number of its election znode",
-    "epoch": "epoch N: leaderships as the checker counts them (the protocol has no epoch)",
+    "epoch": "#N: the Nth leadership as the checker counts them (the protocol has no epoch)",
 }
 
 
@@ -150,6 +155,14 @@ class _Canvas:
             max(0.0, min(r, right) - max(x, left)) * max(0.0, min(b, bottom) - max(t, top))
             for x, t, r, b in self.placed
         )
+
+    def best(
+        self, lines: Sequence[str], spots: Sequence[tuple[float, float, str]], size: float = SMALL
+    ) -> tuple[float, float, str]:
+        """The first of `spots` (x, y, align) where `lines` overlap nothing placed so far,
+        else the least crowded one."""
+        crowding = [self.crowding(*_text_box(lines, x, y, size, a)) for x, y, a in spots]
+        return spots[crowding.index(min(crowding))]
 
     def free(self, left: float, top: float, right: float, bottom: float) -> bool:
         """Whether no text placed so far overlaps this box."""
@@ -245,11 +258,13 @@ class _Canvas:
     ) -> float:
         """Text whose left edge (LEFT), centre (CENTER) or right edge (RIGHT) is at x, in a
         cell `width` wide (0: as wide as the text looks); returns the cell's width."""
-        fit = 0.55 if bgcolor else 0.6  # a background shows how wide the cell is: keep it close
-        w = width or (
-            max(_width(line, size + (bold_first and k == 0), fit) for k, line in enumerate(lines))
-            + 4
-        )
+        # Graphviz draws a cell's text at the cell's left, and widens a cell narrower than
+        # its own estimate on both sides: so text aligned LEFT gets a generous cell starting
+        # at x, and text aligned RIGHT or CENTER its natural size, centred where its
+        # measured width puts it
+        tight = _text_box(lines, 0, 0, size, "LEFT", bold_first)[2]
+        roomy = max(_width(line, size + (bold_first and k == 0)) for k, line in enumerate(lines))
+        w = width or (roomy + 4 if align == "LEFT" else tight)
         body = "<BR/>".join(
             f"<B>{_esc(line)}</B>" if bold_first and k == 0 else _esc(line)
             for k, line in enumerate(lines)
@@ -260,13 +275,13 @@ class _Canvas:
                 f'<TABLE BORDER="0" CELLPADDING="1" CELLSPACING="0" BGCOLOR="{bgcolor}">'
                 f'<TR><TD ALIGN="{align}" BALIGN="{align}">{text}</TD></TR></TABLE>'
             )
-        cell = "" if align == "CENTER" else f' WIDTH="{w:.0f}"'  # room to align within
+        cell = f' WIDTH="{w:.0f}"' if width or align == "LEFT" else ""
         label = (
             '<<TABLE BORDER="0" CELLBORDER="0" CELLPADDING="1" CELLSPACING="0">'
             f'<TR><TD ALIGN="{align}" BALIGN="{align}"{cell}>{text}</TD></TR></TABLE>>'
         )
         cx = {"LEFT": x + w / 2 + 1, "RIGHT": x - w / 2 - 1}.get(align, x)
-        self.placed.append(_text_box(lines, x, y, size, align))
+        self.placed.append(_text_box(lines, x, y, size, align, bold_first))
         self.node(
             layer,
             name,
@@ -354,9 +369,14 @@ class _Chart:
         bad_news = ctx.kind == "counterexample" or ctx.outcome.prop.finding
         self.accent = RED if bad_news else GREEN
         self.cols = self.lanes.columns
-        self.x = {name: FIRST_LANE + k * LANE_W for k, name in enumerate(self.cols)}
+        # narrower lanes when there are many, so a wide cluster stays legible when fitted
+        self.lane_w = LANE_W if len(self.cols) <= 5 else NARROW_LANE_W
+        self.first_lane = STEP_LEFT + STEP_W + 24 + self.lane_w / 2
+        self.x = {name: self.first_lane + k * self.lane_w for k, name in enumerate(self.cols)}
         self.lanes_right = (
-            FIRST_LANE + (len(self.cols) - 0.5) * LANE_W if self.cols else (STEP_LEFT + STEP_W + 24)
+            self.first_lane + (len(self.cols) - 0.5) * self.lane_w
+            if self.cols
+            else (STEP_LEFT + STEP_W + 24)
         )
         self.canvas = _Canvas()
         self.arrows: list[tuple[float, float, float, float]] = []  # calls and messages drawn
@@ -370,6 +390,7 @@ class _Chart:
         heights = tuple(
             max(ROW_H, LINE_H * (1 + len(_step_lines(s)[1])) + 12) for s in self.trace.steps
         )
+        self.fault_marks = [self._fault_mark(f) for f in self.lanes.faults]
         self.legend_entries = self._legend_entries()
         self.legend_rows, self.legend_widths = _legend_layout(
             [words for _, words in self.legend_entries], self.lanes_right + 260
@@ -417,13 +438,17 @@ class _Chart:
         self._legend()
         self._header()
         self._rows()
+        self._reserve_walls()
         self._lifelines()
         self._leaderships()
         self._pauses()
+        self._pendings()
         self._roles()
         self._unreached()
         self._data()
         self._calls()
+        self._fault_marks()
+        self._expiries()
         self._messages()
         self._partitions()  # their tags find room among the labels above
         self._store_cuts()
@@ -441,8 +466,16 @@ class _Chart:
         if ln.split_brains():
             out.append(("bars", "two bars at once: two nodes both believe they lead"))
         pairs = ln.split_brains()
-        if any(self._split(a, b) for a, b in pairs):
+        splits = [(a, b) for a, b in pairs if self._split(a, b)]
+        if any(_same_epoch(a, b, ghost=False) for a, b in splits):
             out.append(("brain", "two leaders of one epoch (split brain)"))
+        if any(not _same_epoch(a, b, ghost=False) for a, b in splits):
+            out.append(
+                (
+                    "brain",
+                    "two leaders at once (split brain): the protocol has no epoch to rank them",
+                )
+            )
         if any(not self._split(a, b) for a, b in pairs):
             out.append(("stale", "stale leader: one that has not yet learnt a newer epoch began"))
         words = dict.fromkeys(lead.word for lead in ln.leaderships if lead.word)
@@ -457,7 +490,7 @@ class _Chart:
         if roles:
             out.append(("word", "roles as the nodes name them: " + ", ".join(roles)))
         if ln.pauses:
-            out.append(("pause", "paused: stopped while time passes, still believes what it did"))
+            out.append(("pause", "pause: stopped while time passes; the stripes end at its resume"))
         if ln.crashes:
             out.append(("crash", "crashed: the lifeline stops until the restart"))
         if ln.partitions:
@@ -477,8 +510,35 @@ class _Chart:
             and self._blocked_at(s.action.actor, s.action.target, s.index) is not None
             for s in self.trace.steps[1:]
         )
-        if blocked or any(m.fate in (LOST, UNREACHED) for m in ln.messages):
+        if (
+            blocked
+            or "call" in self.fault_marks
+            or any(m.fate in (LOST, UNREACHED) for m in ln.messages)
+        ):
             out.append(("lost", "lost, or cannot arrive: ends in a cross where it stops"))
+        if any(
+            s.action is not None
+            and s.action.target in self.x
+            and s.action.actor in self.x
+            and not is_fault(s.action)
+            and not self._delivers(s.index)
+            and _refused(s.action)
+            for s in self.trace.steps[1:]
+        ):
+            out.append(("refused", "dashed, ending in a bar: a call its target refused"))
+        if "restart" in self.fault_marks:
+            out.append(("restart", "restart: the lifeline starts again at the ring"))
+        if "heal" in self.fault_marks:
+            out.append(("word", "healed: the partition ends, every link restored"))
+        diamonds = dict.fromkeys(
+            f.name for f, mark in zip(ln.faults, self.fault_marks, strict=True) if mark == "diamond"
+        )
+        for name in diamonds:
+            out.append(("diamond", f"{name}: a fault, at the lane it strikes"))
+        if ln.pendings:
+            out.append(("pending", "dashed line left of a lifeline: a write decided, not yet made"))
+        if ln.expiries:
+            out.append(("expiry", "bar across the store: what it let go of by time"))
         if any(ln.ticks) and self.ctx.tick_seconds is not None:
             out.append(("word", f"time: real time so far (a tick is {self.ctx.time_text(1)})"))
         elif any(ln.ticks):
@@ -534,10 +594,29 @@ class _Chart:
             self._cross(name, left + 13, y, css, tip)
         elif kind == "message":
             cv.segment(name, left, y + 5, left + 26, y - 5, css, tip, arrowhead="normal")
+        elif kind == "refused":
+            cv.segment(name, left, y, left + 26, y, css, tip, arrowhead="tee", style="dashed")
         elif kind == "stub":
             cv.segment(name, left, y - 5, left + 22, y + 5, css, tip, **_STUB)
         elif kind == "loop":
             self._bracket(name, left + 6, y - 7, y + 7, css, tip, tick=6)
+        elif kind == "restart":
+            cv.node(
+                DOTS, f"{name}_ring", left + 13, y, shape="circle", width="0.16", height="0.16",
+                fixedsize="true", label="", color=GREEN, penwidth="2", style="filled",
+                fillcolor="white", **{"class": css, "tooltip": tip},
+            )  # fmt: skip
+        elif kind == "diamond":
+            cv.node(
+                DOTS, f"{name}_diamond", left + 13, y, shape="diamond", width="0.2",
+                height="0.2", fixedsize="true", label="", style="filled", fillcolor=LOSS,
+                color=LOSS, **{"class": css, "tooltip": tip},
+            )  # fmt: skip
+        elif kind == "pending":
+            cv.segment(name, left + 13, y - 8, left + 13, y + 8, css, tip, color=PENDING,
+                       penwidth="2.5", style="dashed")  # fmt: skip
+        elif kind == "expiry":
+            cv.segment(name, left + 4, y, left + 22, y, css, tip, color=LOSS, penwidth="2.5")
         elif kind in ("brain", "stale"):
             color, dash = (RED, "dashed") if kind == "brain" else (STALE, "dotted")
             cv.segment(name, left, y, left + 26, y, css, tip, color=color, penwidth="2",
@@ -565,7 +644,7 @@ class _Chart:
         for name in self.cols:
             f = self.facts(0, name)
             lines = [name]
-            if name in self.lanes.nodes and not f.believes:
+            if name in self.lanes.nodes and not f.leads:
                 lines.append(f.standing)
             elif name not in self.lanes.nodes:
                 lines.append(first.summary.get(name, ""))
@@ -638,7 +717,7 @@ class _Chart:
                 if i:
                     cv.segment(
                         f"r{i}_tick",
-                        FIRST_LANE - LANE_W / 2 + 4,
+                        self.first_lane - self.lane_w / 2 + 4,
                         g.c(i),
                         self.lanes_right - 4,
                         g.c(i),
@@ -668,9 +747,9 @@ class _Chart:
                 cv.box(
                     CELLS,
                     f"r{i}_{name}",
-                    self.x[name] - LANE_W / 2,
+                    self.x[name] - self.lane_w / 2,
                     g.tops[i],
-                    LANE_W,
+                    self.lane_w,
                     g.heights[i],
                     _classes(i, kind="cell"),
                     tip,
@@ -704,8 +783,8 @@ class _Chart:
     def _cell_words(self, step: Step, name: str) -> str:
         f = self.facts(step.index, name)
         parts = [step.summary.get(name, "")]
-        if f.paused and f.believes:
-            parts.append("paused, still believes it leads")
+        if f.paused:
+            parts.append("paused")
         if f.island or f.rest:
             part = next(p for p in self.lanes.partitions if step.index in range(p.start, p.stop))
             parts.append(f"partition {part.title}")
@@ -728,8 +807,8 @@ class _Chart:
             tip = f"partition {part.title}: {since} {until}"
             runs = _runs_of(nodes, set(part.island))
             for r, (a, b) in enumerate(runs):
-                left = self.x[nodes[a]] - LANE_W / 2 + 3
-                width = (b - a + 1) * LANE_W - 6
+                left = self.x[nodes[a]] - self.lane_w / 2 + 3
+                width = (b - a + 1) * self.lane_w - 6
                 cv.box(
                     BANDS,
                     f"part{k}_{r}",
@@ -756,8 +835,7 @@ class _Chart:
                     bgcolor=BAND + "b0",
                     align=align,
                 )
-            for w, pos in enumerate(_walls(nodes, set(part.island))):
-                x = (self.x[nodes[pos - 1]] + self.x[nodes[pos]]) / 2
+            for _, w, x, _, _ in (wall for wall in self._walls() if wall[0] == k):
                 cv.segment(
                     f"part{k}_wall{w}",
                     x,
@@ -770,6 +848,21 @@ class _Chart:
                     style="dashed",
                     penwidth="3",
                 )
+
+    def _walls(self) -> list[tuple[int, int, float, float, float]]:
+        """Each partition's walls: (partition, wall, x, top, bottom)."""
+        g, nodes, out = self.grid, self.lanes.nodes, []
+        for k, part in enumerate(self.lanes.partitions):
+            top, bottom = g.start(part.start), g.stop(part.stop)
+            for w, pos in enumerate(_walls(nodes, set(part.island))):
+                x = (self.x[nodes[pos - 1]] + self.x[nodes[pos]]) / 2
+                out.append((k, w, x, top, bottom))
+        return out
+
+    def _reserve_walls(self) -> None:
+        """Keep every label placed from here on off the partitions' walls."""
+        for _, _, x, top, bottom in self._walls():
+            self.canvas.placed.append((x - 2.5, top, x + 2.5, bottom))
 
     def _tag_spot(
         self, words: Sequence[str], left: float, right: float, top: float, bottom: float
@@ -792,20 +885,20 @@ class _Chart:
             css = _classes(cut.start, cut.stop if cut.stop <= self.last else None, kind="cut")
             top, bottom = g.start(cut.start), g.stop(cut.stop)
             tip = f"{cut.who} cut from the store from step {cut.start}"
-            left = self.x[cut.who] - LANE_W / 2 + 8
+            left = self.x[cut.who] - self.lane_w / 2 + 8
             cv.box(
                 BANDS,
                 f"cut{k}",
                 left,
                 top,
-                LANE_W - 16,
+                self.lane_w - 16,
                 bottom - top,
                 css,
                 tip,
                 **_filled(CUT + "30", CUT + "80"),
             )
-            words = ["cut from store"]
-            x, y, align = self._tag_spot(words, left + 3, left + LANE_W - 19, top, bottom)
+            words = ["cut from", "the store"]
+            x, y, align = self._tag_spot(words, left + 3, left + self.lane_w - 19, top, bottom)
             cv.text(
                 TAGS,
                 f"cut{k}_tag",
@@ -921,32 +1014,34 @@ class _Chart:
                 and self.x.get(m.receiver, x) > x
                 for m in self.lanes.messages
             )
-            cv.text(
-                TAGS,
-                f"lead{k}_tag",
-                x + BAR_W / 2 + 4,
-                top + 9 + (LINE_H / 2 if crossed else 0),
-                [lead.title],
-                css,
-                tip,
-                size=SMALL,
-                color=ink,
-                bold_first=True,
-            )
+            y = top + 9 + (LINE_H / 2 if crossed else 0)
+            self._bar_title(f"lead{k}_tag", lead, x, y, css, tip, ink)
             if not ended and lead.start < self.last - 2:  # said again where it is decided
-                cv.text(
-                    TAGS,
-                    f"lead{k}_again",
-                    x + BAR_W / 2 + 4,
-                    g.c(self.last) + 12,
-                    [lead.title],
-                    _classes(self.last, kind="lead"),
-                    tip,
-                    size=SMALL,
-                    color=ink,
-                    bold_first=True,
-                )
+                css = _classes(self.last, kind="lead")
+                self._bar_title(f"lead{k}_again", lead, x, g.c(self.last) + 12, css, tip, ink)
         self._split_brains()
+
+    def _bar_title(
+        self, name: str, lead: Leadership, x: float, y: float, css: str, tip: str, ink: str
+    ) -> None:
+        """A bar's title beside it: right of it, else left, else the epoch under the role
+        (where a wall or another label leaves no room for one line)."""
+        cv, title = self.canvas, [lead.title]
+        right, left = (x + BAR_W / 2 + 4, "LEFT"), (x - BAR_W / 2 - 4, "RIGHT")
+        spots = [(*right, y, title), (*left, y, title)]
+        if " " in lead.title:
+            two = lead.title.split(" ", 1)
+            spots += [(*right, y + LINE_H / 2, two), (*left, y + LINE_H / 2, two)]
+        tx, align, ty, words = next(
+            (
+                spot
+                for spot in spots
+                if cv.free(*_text_box(spot[3], spot[0], spot[2], SMALL, spot[1], bold=True))
+            ),
+            spots[0],
+        )
+        cv.text(TAGS, name, tx, ty, words, css, tip, size=SMALL, color=ink, bold_first=True,
+                align=align)  # fmt: skip
 
     def _split_brains(self) -> None:
         """Where two nodes first both believe they lead, a double arrow between their bars:
@@ -997,11 +1092,18 @@ class _Chart:
                 arrowtail="normal",
                 arrowsize="0.7",
             )
+            mid, quarter = (x1 + x2) / 2, (x2 - x1) / 4
+            spots = [
+                (x, y + dy, "CENTER")
+                for dy in (10, -10, 10 + LINE_H)
+                for x in (mid, mid - quarter, mid + quarter)
+            ]
+            tx, ty, _ = cv.best([words], spots)
             cv.text(
                 LABELS,
                 f"brain{k}_tag",
-                (x1 + x2) / 2,
-                y + 10,
+                tx,
+                ty,
                 [words],
                 css,
                 tip,
@@ -1021,50 +1123,55 @@ class _Chart:
         return both and _same_epoch(a, b)
 
     def _pauses(self) -> None:
+        """A pause as a striped stretch of the lifeline, in the colour of the leadership
+        under it where the view says the node leads, grey where it does not (a lease that
+        runs out on the node's own clock ends its bar inside the pause)."""
         cv, g = self.canvas, self.grid
         for k, pause in enumerate(self.lanes.pauses):
             ended = pause.stop <= self.last
             css = _classes(pause.start, pause.stop if ended else None, kind="pause")
-            top, bottom = g.c(pause.start), g.stop(pause.stop)
-            lead = self.leading(pause.who, pause.start)
-            fill, ink = self.colour[(lead.who, lead.start)] if lead else ("#aab7b8", "#566573")
             span = f"resumed at step {pause.stop}" if ended else "never resumed"
             meanwhile = self._in_time(pause.meanwhile)
-            tip = f"{pause.who} paused at step {pause.start}, {span}; it still believes: " + (
-                pause.belief + (f"; {meanwhile}" if meanwhile else "")
+            tip = f"{pause.who} paused at step {pause.start} as {pause.belief}, {span}" + (
+                f"; {meanwhile}" if meanwhile else ""
             )
             x = self.x[pause.who]
-            cv.box(
-                SEGMENT,
-                f"pause{k}",
-                x - BAR_W / 2 - 1,
-                top,
-                BAR_W + 2,
-                bottom - top,
-                css,
-                tip,
-                style="striped",
-                fillcolor=_stripes(fill),
-                color=ink,
-                penwidth="1.2",
-            )
-            believes = "believes " + pause.belief if pause.believes_leader else pause.belief
-            told = ["paused, still", believes] + ([meanwhile] if meanwhile else [])
+            for j, (a, b, lead) in enumerate(
+                self._pause_pieces(pause.who, pause.start, pause.stop)
+            ):
+                fill, ink = self.colour[(lead.who, lead.start)] if lead else ("#aab7b8", "#566573")
+                top = g.c(a)
+                cv.box(
+                    SEGMENT,
+                    f"pause{k}" if j == 0 else f"pause{k}_p{j}",
+                    x - BAR_W / 2 - 1,
+                    top,
+                    BAR_W + 2,
+                    g.stop(b) - top,
+                    css,
+                    tip,
+                    style="striped",
+                    fillcolor=_stripes(fill),
+                    color=ink,
+                    penwidth="1.2",
+                )
+            top = g.c(pause.start)
             cv.text(
                 TAGS,
                 f"pause{k}_tag",
                 x + BAR_W / 2 + 4,
                 top + 9 + LINE_H,
-                told,
+                ["paused"],
                 css,
                 tip,
                 size=SMALL,
-                color=ink,
+                color="#566573",
+                bold_first=True,
                 bgcolor="#ffffffc0",
             )
             if ended:
                 now = self.facts(pause.stop, pause.who)
-                after = "resumed" if now.believes else f"resumed: {now.standing}"
+                after = "resumed" if now.leads else f"resumed: {now.standing}"
                 cv.text(
                     TAGS,
                     f"pause{k}_end",
@@ -1076,6 +1183,19 @@ class _Chart:
                     color=MUTED,
                 )
 
+    def _pause_pieces(
+        self, who: str, start: int, stop: int
+    ) -> list[tuple[int, int, Leadership | None]]:
+        """The pause from start to stop cut where the leadership under it changes."""
+        pieces: list[tuple[int, int, Leadership | None]] = []
+        for i in range(start, stop):
+            lead = self.leading(who, i)
+            if pieces and pieces[-1][2] == lead:
+                pieces[-1] = (pieces[-1][0], i + 1, lead)
+            else:
+                pieces.append((i, i + 1, lead))
+        return pieces
+
     def _data(self) -> None:
         """The fields the claim reads, on their lanes where they change, below the step's
         line (one under another when several change at once, or a line lower if the first
@@ -1084,12 +1204,12 @@ class _Chart:
         (a vote given twice in one term)."""
         cv, g = self.canvas, self.grid
         stacked: dict[tuple[int, str], int] = {}
-        for k, d in enumerate(data_changes(self.trace, self.cols, self.ctx.outcome.prop.reads)):
+        for k, d in enumerate(self._data_shown()):
             below = stacked.get((d.step, d.who), 0)
             spots = [
                 (x, align, n, g.c(d.step) + 9 + LINE_H * (below + n + (len(d.words) - 1) / 2))
                 for x, align in self._data_sides(d.who, d.step)
-                for n in range(3)
+                for n in range(8)
             ]
             crowding = [
                 cv.crowding(*_text_box(d.words, x, y, SMALL, align)) for x, align, _, y in spots
@@ -1117,6 +1237,23 @@ class _Chart:
                 bgcolor="#ffffffd0",
             )
 
+    def _data_shown(self) -> list[Datum]:
+        """The data changes, and at the deciding step what the claim reads of the lanes the
+        step names (its actor and target) even where it did not change: the value the
+        verdict rests on (an empty WAL, the epoch the storage had accepted)."""
+        reads = self.ctx.outcome.prop.reads
+        shown = data_changes(self.trace, self.cols, reads)
+        last = self.trace.steps[-1]
+        if not self.deciding(last.index) or last.action is None:
+            return shown
+        for who in dict.fromkeys((last.action.actor, last.action.target)):
+            view = last.view.get(who or "", {})
+            for key in reads:
+                changed = any(d.step == last.index and d.who == who and d.key == key for d in shown)
+                if who in self.x and key in view and not changed:
+                    shown.append(Datum(last.index, who, key, view[key], view[key]))
+        return shown
+
     def _data_sides(self, name: str, i: int) -> tuple[tuple[float, str], tuple[float, str]]:
         """Where a datum on lane `name` at step i goes, first choice first: left of the
         lifeline (the right holds the tags of bars and crashes), unless a message meets
@@ -1137,15 +1274,16 @@ class _Chart:
         return (right, left) if from_left else (left, right)
 
     def _roles(self) -> None:
-        """A node's role and epoch where they change, while it does not lead."""
+        """A node's role and epoch where they change, while it does not lead (paused too:
+        what its view says), after what ran out on its own clock if that is why."""
         cv, g = self.canvas, self.grid
         for name in self.lanes.nodes:
             shown = None
             for i in range(len(self.trace.steps)):
                 f = self.facts(i, name)
                 title = f.standing
-                if f.believes or f.crashed or f.paused:
-                    shown = None if not f.paused else shown
+                if f.leads or f.crashed:
+                    shown = None
                     continue
                 if i == 0:
                     shown = title  # written in the header
@@ -1154,20 +1292,32 @@ class _Chart:
                     c.who == name and c.stop == i for c in self.lanes.crashes
                 )
                 if title != shown and not resumed:  # a resume or restart says the role itself
-                    tip = f"step {i}: {name} is {title}"
+                    why = _ran_out(
+                        self.trace.steps[i - 1].view.get(name, {}),
+                        self.trace.steps[i].view.get(name, {}),
+                    )
+                    title = f"{why}: {title}" if why and shown is None else title
+                    tip = f"step {i}: {name} is {f.standing}" + (f" ({why})" if why else "")
                     x, align = self._free_side(name, i)
+                    other = (2 * self.x[name] - x, "LEFT" if align == "RIGHT" else "RIGHT")
+                    spots = [(x, align, g.c(i) - 9), (*other, g.c(i) - 9)]
+                    spots += [(x, align, g.c(i) + 9), (*other, g.c(i) + 9)]
+                    crowding = [
+                        cv.crowding(*_text_box([title], sx, sy, SMALL, a)) for sx, a, sy in spots
+                    ]
+                    x, align, y = spots[crowding.index(min(crowding))]
                     cv.text(
                         TAGS,
                         f"role_{name}_{i}",
                         x,
-                        g.c(i) - 9,
+                        y,
                         [title],
                         _classes(i, kind="role"),
                         tip,
                         color=MUTED,
                         align=align,
                     )
-                shown = title
+                shown = f.standing
 
     def _free_side(self, name: str, i: int) -> tuple[float, str]:
         """Where a label beside lane `name` at step i goes: the right, unless a message
@@ -1178,6 +1328,138 @@ class _Chart:
             for m in self.lanes.messages
         )
         return (x - 6, "RIGHT") if from_right else (x + 6, "LEFT")
+
+    # what a node holds, what faults do, what runs out -------------------------------------------
+
+    def _pendings(self) -> None:
+        """What a node decided and has not yet done (a write under token 1), as a line left
+        of its lifeline from the step it decided to the step it does it, labelled with what
+        it carries: why a node that no longer leads may still write."""
+        cv, g = self.canvas, self.grid
+        for k, held in enumerate(self.lanes.pendings):
+            ended = held.stop <= self.last
+            css = _classes(held.start, held.stop if ended else None, kind="pending")
+            x = self.x[held.who] - PENDING_X
+            top = g.c(held.start)
+            bottom = g.c(held.stop) if ended else g.end - TAIL / 2
+            span = f"steps {held.start}-{held.stop - 1}" if ended else f"from step {held.start}"
+            tip = f"{held.who}: {held.title}, {span}"
+            cv.segment(
+                f"pending{k}", x, top, x, bottom, css, tip, color=PENDING, penwidth="2.5",
+                style="dashed",
+            )  # fmt: skip
+            cv.placed.append((x - 2, top, x + 2, bottom))
+            words = [f"{held.what} pending"] + ([f"({held.carries})"] if held.carries else [])
+            spots = [(x - 4, top + 9 + LINE_H * n, "RIGHT") for n in range(3)]
+            spots += [(x - 4, top - 9, "RIGHT")]
+            sx, sy, align = cv.best(words, spots)
+            cv.text(
+                TAGS, f"pending{k}_tag", sx, sy, words, css, tip, color=PENDING, align=align,
+                bgcolor="#ffffffd0",
+            )  # fmt: skip
+
+    def _fault_mark(self, f: Fault) -> str:
+        """How a fault or recovery is drawn: "drawn" where another mark says it (a crash's
+        cross, a pause's stripes, a partition's band, a lost message's cross), "restart"
+        (a ring), "heal" (its words where the band ends), "call" (a request lost on its
+        way: a line that ends in a cross), else "diamond" (a diamond and its name)."""
+        ln, i = self.lanes, f.step
+        if f.name == "restart" and f.who in self.x:
+            return "restart"
+        if f.name == "heal" and any(b.stop == i for b in ln.partitions):
+            return "heal"
+        if any(c.who == f.who and c.start == i for c in ln.crashes) and f.name == "crash":
+            return "drawn"
+        if any(p.who == f.who and i in (p.start, p.stop) for p in ln.pauses):
+            if f.name in ("pause", "resume"):
+                return "drawn"
+        bands = [*ln.partitions, *ln.store_cuts]
+        if any(i in (b.start, b.stop) for b in bands) and f.name in ("partition", "heal"):
+            return "drawn"
+        if f.name == "lose" and any(m.ended == i and m.fate == LOST for m in ln.messages):
+            return "drawn"
+        if f.who in self.x and f.target in self.x and f.who != f.target:
+            return "call"
+        return "diamond"
+
+    def _fault_marks(self) -> None:
+        """Every fault and recovery gets a mark on its actor's lane where nothing else
+        draws it: a restart a ring where the lifeline starts again, a heal its words where
+        the band ends, a lost request a line toward its target that ends in a cross, any
+        other fault (a clock jump, a kind the model declares) a diamond and its name."""
+        cv, g = self.canvas, self.grid
+        for k, f in enumerate(self.lanes.faults):
+            i, css = f.step, _classes(f.step, kind="fault")
+            tip = f"step {i}: {f.who} {f.name}" + (f" ({f.note})" if f.note else "")
+            y, mark = g.c(i), self.fault_marks[k]
+            if mark == "drawn":
+                continue
+            if mark == "restart":
+                x = self.x[f.who]
+                cv.node(
+                    DOTS, f"fault{k}", x, y, shape="circle", width="0.16", height="0.16",
+                    fixedsize="true", label="", color=GREEN, penwidth="2",
+                    style="filled", fillcolor="white", **{"class": css, "tooltip": tip},
+                )  # fmt: skip
+                cv.placed.append((x - 6, y - 6, x + 6, y + 6))
+                continue
+            if mark == "heal":
+                words = ["healed"]
+                ended = [w for w in self._walls() if self.lanes.partitions[w[0]].stop == i]
+                wx = ended[0][2] if ended else self.first_lane
+                spots = [(wx + 5, y - 9, "LEFT"), (wx - 5, y - 9, "RIGHT")]
+                spots += [(wx + 5, y + 9, "LEFT"), (wx - 5, y + 9, "RIGHT")]
+                x, y2, align = cv.best(words, spots)
+                cv.text(TAGS, f"fault{k}_tag", x, y2, words, css, tip, color="#7e5109",
+                        align=align)  # fmt: skip
+                continue
+            if mark == "call":
+                self._lost_call(k, f, css, tip)
+                continue
+            x = self.x.get(f.who, self.first_lane - self.lane_w / 2 + 10)
+            cv.node(
+                DOTS, f"fault{k}", x, y, shape="diamond", width="0.2", height="0.2",
+                fixedsize="true", label="", style="filled", fillcolor=LOSS, color=LOSS,
+                **{"class": css, "tooltip": tip},
+            )  # fmt: skip
+            cv.placed.append((x - 8, y - 8, x + 8, y + 8))
+            words = [f.name]
+            spots = [(x + 10, y, "LEFT"), (x - 10, y, "RIGHT"), (x + 8, y + 13, "LEFT")]
+            sx, sy, align = cv.best(words, spots)
+            cv.text(TAGS, f"fault{k}_tag", sx, sy, words, css, tip, color=LOSS, align=align,
+                    bold_first=True, bgcolor="#ffffffd0")  # fmt: skip
+
+    def _lost_call(self, k: int, f: Fault, css: str, tip: str) -> None:
+        """A call that is itself the fault (a request the network loses): a line from the
+        actor toward its target that ends in a cross short of it."""
+        assert f.target is not None
+        y, x2 = self.grid.c(f.step), self.x[f.target]
+        start = self.edge_x(f.who, f.step, x2)
+        stop = start + (x2 - start) * 0.55
+        self.canvas.segment(f"fault{k}", start, y, stop, y, css, tip, color=INK, penwidth="1.2")
+        self._cross(f"fault{k}_lost", stop, y, css, tip)
+        self.arrows.append((start, y, stop, y))
+        self.canvas.text(
+            LABELS, f"fault{k}_tag", (start + stop) / 2, y - 9, [f"{f.name} (lost)"], css, tip,
+            color=LOSS, align="CENTER", bgcolor="#ffffffb0",
+        )  # fmt: skip
+
+    def _expiries(self) -> None:
+        """A countdown of the store or storage that ran out by time alone: a bar across its
+        lifeline and what it is now (`lease t1 expired`): why another node may take over."""
+        cv, g = self.canvas, self.grid
+        for k, e in enumerate(self.lanes.expiries):
+            if e.who not in self.x:
+                continue
+            x, y, css = self.x[e.who], g.c(e.step), _classes(e.step, kind="expiry")
+            tip = f"step {e.step}: {e.who}: {e.words}"
+            cv.segment(f"expiry{k}", x - 9, y, x + 9, y, css, tip, color=LOSS, penwidth="2.5")
+            cv.placed.append((x - 9, y - 3, x + 9, y + 3))
+            words = [e.words]
+            spots = [(x - 12, y, "RIGHT"), (x + 12, y, "LEFT"), (x - 8, y + 13, "RIGHT")]
+            sx, sy, align = cv.best(words, spots)
+            cv.text(TAGS, f"expiry{k}_tag", sx, sy, words, css, tip, color=LOSS, align=align,
+                    bgcolor="#ffffffd0")  # fmt: skip
 
     # arrows ------------------------------------------------------------------------------------
 
@@ -1195,6 +1477,12 @@ class _Chart:
                 continue
             if is_fault(act):  # a link cut or the like: its band or cross says it
                 continue
+            if any(  # it sends a message: the message's line says it
+                m.sent == i and m.sender == act.actor and m.receiver == act.target
+                for m in self.lanes.messages
+                if m.fate != UNREACHED
+            ):
+                continue
             deciding = self.deciding(i)
             color = self.accent if deciding else INK
             x1, x2 = self.x[act.actor], self.x[act.target]
@@ -1203,6 +1491,7 @@ class _Chart:
             start = self.edge_x(act.actor, i, x2)
             stop = self._blocked_at(act.actor, act.target, i)
             width = "2.2" if deciding else "1.2"
+            refused = _refused(act)
             if stop is None:
                 end = self.edge_x(act.target, i, x1)
                 cv.segment(
@@ -1213,9 +1502,10 @@ class _Chart:
                     y,
                     css,
                     words,
-                    arrowhead="normal",
+                    arrowhead="tee" if refused else "normal",
                     color=color,
                     penwidth=width,
+                    **({"style": "dashed"} if refused else {}),
                 )
                 self._head(start, y, end, y)
             else:  # it cannot get there: across a partition, to a crashed or cut-off lane
@@ -1223,12 +1513,16 @@ class _Chart:
                 self._cross(f"call{i}_lost", stop, y, css, words)
                 x2 = end = stop
             self.arrows.append((start, y, end, y))
+            label = _call_label(act) + (" (refused)" if refused else "")
+            lx, ly = (x1 + x2) / 2, y - 9
+            if not cv.free(*_text_box([label], lx, ly, SMALL, "CENTER")):
+                lx, ly = self._label_spot(label, start, y, end, y)
             cv.text(
                 LABELS,
                 f"call{i}_tag",
-                (x1 + x2) / 2,
-                y - 9,
-                [_call_label(act)],
+                lx,
+                ly,
+                [label],
                 css,
                 words,
                 color=color,
@@ -1410,7 +1704,10 @@ class _Chart:
         w = _width(label, SMALL) / 2 + 8
         ahead = w if x2 >= x1 else -w
         spots = (
-            [(x2, y2 + 14 + LINE_H * k) for k in range(3)] + [(x2 + ahead, y2), (x2, y2 - 14)]
+            [(x2, y2 + 14 + LINE_H * k) for k in range(3)]
+            + [(x2 + ahead, y2), (x2, y2 - 14)]
+            + [(x2 - f * ahead, y2 + 14 + LINE_H * k) for k in range(3) for f in (1, 1.5)]
+            + [(x2 + f * ahead, y2 + 14 + LINE_H * k) for k in range(3) for f in (1, 1.5)]
             if short
             else []
         )
@@ -1464,7 +1761,7 @@ class _Chart:
         last, css = self.last, _classes(self.last, kind="verdict")
         loop_from = self.trace.loop_from
         top = g.tops[last if loop_from is None else loop_from]
-        left = cv.right_of(top, g.end, FIRST_LANE - LANE_W / 2) + 14
+        left = cv.right_of(top, g.end, self.first_lane - self.lane_w / 2) + 14
         left = max(left, self.lanes_right + 18)
         if loop_from is not None:
             words = loop_text(loop_from, last)
@@ -1538,6 +1835,11 @@ class _Chart:
                 out.append(f"all through: {p.who} paused")
         if not any(lead.start <= b and a < lead.stop for lead in ln.leaderships):
             out.append("no node leads")
+        for name in ln.nodes:  # what never settles: a node's role, round and round
+            seen = [self.facts(i, name).standing for i in range(a, b + 1)]
+            turns = [w for k, w in enumerate(seen) if w and (k == 0 or w != seen[k - 1])]
+            if len(set(turns)) > 1:
+                out.append(f"never settles: {name} goes " + " \u2192 ".join(turns))
         recurring = [
             f"{s.action.actor} {s.action.name} (step {s.index})"
             + (f": {s.action.note}" if s.action.note else "")
@@ -1549,14 +1851,37 @@ class _Chart:
         return out
 
 
+def _ran_out(was: Mapping[str, object], now: Mapping[str, object]) -> str:
+    """`lease ran out` if a countdown of the view (`lease_left`) reached 0 at this step."""
+    for key, value in now.items():
+        old = was.get(key)
+        if key.endswith("_left") and value == 0 and isinstance(old, int) and old > 0:
+            return key[: -len("_left")].replace("_", " ") + " ran out"
+    return ""
+
+
+def _em(text: str) -> float:
+    """How wide `text` is in Helvetica, in ems, by the classes of its characters (capitals
+    and wide letters about 0.72, lowercase and digits 0.556, narrow ones 0.28)."""
+    return sum(
+        0.28 if ch in " .,:;!|()[]'-ijlft/"
+        else 0.85 if ch in "MWmw"
+        else 0.72 if ch.isupper()
+        else 0.556
+        for ch in text
+    )  # fmt: skip
+
+
 def _text_box(
-    lines: Sequence[str], x: float, y: float, size: float, align: str
+    lines: Sequence[str], x: float, y: float, size: float, align: str, bold: bool = False
 ) -> tuple[float, float, float, float]:
     """Where text drawn at (x, y) with `align` lies, as tightly as it looks."""
-    w = max(len(line) for line in lines) * size * 0.52 + 4
+    w = max(_em(line) for line in lines) * size * (1.06 if bold else 1.0) + 4
     h = LINE_H * len(lines)
-    left = {"LEFT": x, "RIGHT": x - w}.get(align, x - w / 2)
-    return left, y - h / 2, left + w, y + h / 2
+    # text aligned RIGHT is drawn in a cell Graphviz may widen to its left (`_Canvas.text`)
+    left = {"LEFT": x, "RIGHT": x - w - 5}.get(align, x - w / 2)
+    right = x if align == "RIGHT" else left + w
+    return left, y - h / 2, right, y + h / 2
 
 
 def _legend_layout(texts: Sequence[str], room: float) -> tuple[int, list[float]]:
@@ -1581,21 +1906,34 @@ _MARKERS = {
     False: ("stale", STALE, "dotted", "stale leader"),
 }
 
-_CARRIED = re.compile(r"\b(token|term|epoch|znode) (\d+)\b")
+_REFUSED = re.compile(r"\b(refused|rejected)\b")
+
+
+def _refused(action: Action) -> bool:
+    """A call its target turned down, as its note says (`refused: taken by n1`, `token 1
+    rejected`): drawn dashed, ending in a bar, so it does not look like one that took."""
+    return bool(_REFUSED.search(str(action.shown().note)))
+
+
+_CARRIED = re.compile(r"\b(token|term|epoch|znode) (\d+)\b|\bleadership (#\d+)")
 
 
 def _call_label(action: Action) -> str:
     """A call's words on its arrow: a write to the storage says the epoch it carries,
     `write (token 1)`, as its note names it first, since that is what fencing compares."""
     found = _CARRIED.search(str(action.note)) if action.target == "storage" else None
-    return f"{action.name} ({found.group(1)} {found.group(2)})" if found else action.name
+    if found is None:
+        return action.name
+    carried = found.group(3) or f"{found.group(1)} {found.group(2)}"
+    return f"{action.name} ({carried})"
 
 
-def _same_epoch(a: Leadership, b: Leadership) -> bool:
-    """Two leaderships in one epoch, or in a protocol without epochs (none, or only the
-    checker's ghost count, shown as "epoch"): single-leader then forbids the pair."""
-    ghost = "epoch" in (a.word, b.word)
-    return ghost or a.epoch is None or b.epoch is None or a.epoch == b.epoch
+def _same_epoch(a: Leadership, b: Leadership, ghost: bool = True) -> bool:
+    """Two leaderships in one epoch, or (`ghost`) in a protocol without epochs (none, or
+    only the checker's count, shown as #N): single-leader then forbids the pair."""
+    if GHOST in (a.word, b.word) or a.epoch is None or b.epoch is None:
+        return ghost
+    return a.epoch == b.epoch
 
 
 def _filled(fill: str, line: str = "") -> dict[str, str]:

@@ -25,9 +25,13 @@ The view vocabulary read (`Step.view`, the model's `describe()`; `Step.action`):
   target, as the cluster models' delivery `Action(kind, sender, receiver)` does, or actor),
   else lost (a `lose` action, a partition that cut it, its receiver's crash); one still in
   flight at the end is neither;
-- belief: a paused node cannot learn anything, so it goes on believing what it did when
-  its pause began (a leader's lease may expire in the store meanwhile: it still believes it
-  leads, under the epoch it had) until it resumes;
+- belief is what the view says, paused or not (a model whose node keeps its own lease
+  timer says `follower` once it runs out, even in a pause); what a node decided and has not
+  yet done is its view's `pending_*` keys (`pending_write_token: 1`: a write decided under
+  token 1), which is why a node that no longer leads may still write;
+- faults: every action of kind FAULT or RECOVERY (by name in a saved trace), on the lane
+  of its actor; a countdown (`*_left`) of the store or storage that runs out with no call
+  to it is an expiry on that lane (a lease the store lets go of by time);
 - time: the ticks so far, a tick being an action of kind TICK in the clock's fairness class
   (a `stabilize` of kind TICK has a class of its own and moves no clock); in a trace read
   from a file, which keeps no kinds, the action `tick` of `clock`.
@@ -43,7 +47,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from leadercheck.checker.engine.replay import SavedTrace
-from leadercheck.checker.model import BY_KIND, CLOCK_CLASS, FAULT, TICK, UNKNOWN_KIND, Action
+from leadercheck.checker.model import (
+    BY_KIND,
+    CLOCK_CLASS,
+    FAULT,
+    RECOVERY,
+    TICK,
+    UNKNOWN_KIND,
+    Action,
+)
 from leadercheck.checker.trace import Step, Trace
 
 LEADER = "leader"
@@ -55,8 +67,10 @@ EPOCH_WORDS: tuple[tuple[str, str], ...] = (
     ("key_token", "token"),
     ("znode", "znode"),
     ("ghost_epoch", "epoch"),
+    ("ghost", "epoch"),
     ("epoch", "epoch"),
 )
+GHOST = "epoch"  # the word of an epoch the checker counts where the protocol has none
 # What a saved trace's faults are called (a trace file keeps no action kinds).
 FAULT_NAMES = frozenset({"crash", "lose", "partition", "pause"})
 _MESSAGE = re.compile(r"(?P<kind>[^()]+)\((?P<sender>[^()]+?)->(?P<receiver>[^()]+)\)")
@@ -67,14 +81,13 @@ UNREACHED = "unreached"  # sent at a step but could not leave: behind a partitio
 
 @dataclass(frozen=True)
 class Facts:
-    """One participant at one step. `believes` is what a paused node still thinks:
-    it led when its pause began, so it goes on believing it leads until it resumes."""
+    """One participant at one step, as its view says it (a paused node too: its view, not
+    a belief the chart infers, so the chart, the state table and `explain` agree)."""
 
     role: str | None = None
     epoch: int | None = None
     word: str | None = None  # the epoch's word: term, token, znode, epoch
-    leads: bool = False  # role == leader and up
-    believes: bool = False  # leads, or paused since a step where it led
+    leads: bool = False  # role == leader (or its view's `leads`) and up
     paused: bool = False
     crashed: bool = False
     island: bool = False  # on the island side of a node partition
@@ -89,6 +102,8 @@ class Facts:
         word = word or self.word
         if word is None or epoch is None or (epoch == 0 and word != "term"):
             return role
+        if word == GHOST:  # the checker's count of leaderships, not an epoch of the protocol
+            return f"{role} #{epoch}"
         return f"{role} ({word} {epoch})"
 
     @property
@@ -119,19 +134,56 @@ class Leadership(Interval):
 
     epoch: int | None = None
     word: str | None = None
+    role: str = LEADER  # the model's word for a node that leads: primary, holds the lock
 
     @property
     def title(self) -> str:
-        return Facts(role=LEADER, epoch=self.epoch, word=self.word).title()
+        return Facts(role=self.role, epoch=self.epoch, word=self.word).title()
 
 
 @dataclass(frozen=True)
 class Pause(Interval):
-    """A paused node and what it still believes: its role and epoch when the pause began."""
+    """A paused node, its role and epoch when the pause began, and what ran out meanwhile."""
 
     belief: str = ""
     believes_leader: bool = False
     meanwhile: str = ""  # what ran out while it was paused: "its lease ran out at t=2"
+
+
+@dataclass(frozen=True)
+class Pending(Interval):
+    """What a node decided and has not yet done, from its view's `pending_*` keys: `what`
+    (write) and what it carries (`token 1`, `token 1, leadership 2`)."""
+
+    what: str = ""
+    carries: str = ""
+
+    @property
+    def title(self) -> str:
+        return f"{self.what} pending" + (f" ({self.carries})" if self.carries else "")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A fault or a recovery at `step`, on the lane of `who` (its actor), named as the
+    model names it (crash, restart, pause, resume, lose, partition, heal, clock jump)."""
+
+    step: int
+    name: str
+    who: str
+    target: str | None
+    recovery: bool
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Expiry:
+    """A countdown of the store or storage that ran out at `step` by time alone: the words
+    are the lane's summary after it (`lease t1 expired`), else what ran out."""
+
+    step: int
+    who: str
+    words: str
 
 
 @dataclass(frozen=True)
@@ -177,6 +229,9 @@ class Lanes:
     partitions: tuple[Partition, ...]
     store_cuts: tuple[Interval, ...]
     messages: tuple[Message, ...]
+    pendings: tuple[Pending, ...] = ()
+    faults: tuple[Fault, ...] = ()
+    expiries: tuple[Expiry, ...] = ()
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -320,9 +375,9 @@ def _names(value: object) -> tuple[str, ...]:
 
 
 def step_facts(trace: Trace, nodes: Sequence[str], others: Sequence[str]) -> list[dict[str, Facts]]:
-    """Each step's facts per lane (`believes` carried through pauses)."""
+    """Each step's facts per lane, as the views say them (a paused node included: what its
+    view says it is, the chart says; what it decided before the pause is `pendings`)."""
     out: list[dict[str, Facts]] = []
-    frozen: dict[str, Facts] = {}  # a paused node's facts when its pause began
     for step in trace.steps:
         net = _network(step)
         island = set(_names(net.get("island")))
@@ -335,18 +390,11 @@ def step_facts(trace: Trace, nodes: Sequence[str], others: Sequence[str]) -> lis
             paused = bool(view.get("paused", False)) and up
             epoch, word = epoch_of(view)
             leads = bool(view.get("leads", role == LEADER)) and up
-            if paused:
-                was = frozen.setdefault(name, out[-1][name] if out else Facts())
-                believes = was.believes or (leads and not out)
-            else:
-                frozen.pop(name, None)
-                believes = leads
             row[name] = Facts(
                 role=str(role) if role is not None else None,
                 epoch=epoch,
                 word=word,
                 leads=leads,
-                believes=believes,
                 paused=paused,
                 crashed=not up,
                 island=name in island,
@@ -406,7 +454,7 @@ def _known(epoch: int | None, word: str | None) -> int | None:
 
 
 def leaderships(facts: Sequence[Mapping[str, Facts]], nodes: Sequence[str]) -> list[Leadership]:
-    """Per node, each run of steps it believes it leads, split where its epoch changes to
+    """Per node, each run of steps its view says it leads, split where its epoch changes to
     another known one (a leader whose view drops its token goes on under the one it had); a
     paused node keeps the epoch it had when the pause began."""
     found = []
@@ -416,12 +464,12 @@ def leaderships(facts: Sequence[Mapping[str, Facts]], nodes: Sequence[str]) -> l
             f = row[name]
             epoch = _known(f.epoch, f.word) if not f.paused or current is None else None
             if current is not None and (
-                not f.believes or None not in (epoch, current.epoch) and epoch != current.epoch
+                not f.leads or None not in (epoch, current.epoch) and epoch != current.epoch
             ):
                 found.append(replace(current, stop=i))
                 current = None
-            if f.believes and current is None:
-                current = Leadership(name, i, len(facts), epoch, f.word)
+            if f.leads and current is None:
+                current = Leadership(name, i, len(facts), epoch, f.word, f.role or LEADER)
             elif current is not None and current.epoch is None and epoch is not None:
                 current = replace(current, epoch=epoch, word=f.word)
         if current is not None:
@@ -441,7 +489,7 @@ def pauses(
             before = facts[start - 1 if start else start][name]  # what it knew when it stopped
             meanwhile = _ran_out(trace, name, start, stop, times) if trace is not None else ""
             found.append(
-                Pause(name, start, stop, before.title(), facts[start][name].believes, meanwhile)
+                Pause(name, start, stop, before.title(), facts[start][name].leads, meanwhile)
             )
     return sorted(found, key=lambda p: (p.start, nodes.index(p.who)))
 
@@ -459,6 +507,84 @@ def _ran_out(trace: Trace, name: str, start: int, stop: int, times: Sequence[int
                 at = f" at t={times[k]}" if k < len(times) else ""
                 return f"its {what} ran out{at}"
     return ""
+
+
+_PENDING = re.compile(r"pending_(?P<what>[a-z]+)(?:_(?P<carrier>[a-z_]+))?")
+
+
+def pendings(trace: Trace, nodes: Sequence[str]) -> list[Pending]:
+    """Per node, each run of steps with the same `pending_*` values set (0, none or empty:
+    nothing pending): a write decided under token 1 is `write pending (token 1)`."""
+    found = []
+    for name in nodes:
+        held: list[tuple[str, str] | None] = []
+        for step in trace.steps:
+            view = step.view.get(name, {})
+            parts: dict[str, list[str]] = {}
+            for key, value in view.items():
+                match = _PENDING.fullmatch(key)
+                if match is None or _empty(value) or isinstance(value, bool):
+                    continue
+                carrier = (match["carrier"] or "").replace("_", " ")
+                words = f"{carrier} {_value_words(value)}".strip()
+                parts.setdefault(match["what"], []).append(words)
+            held.append(
+                next(((what, ", ".join(w)) for what, w in sorted(parts.items())), None)
+                if parts
+                else None
+            )
+        start = 0
+        for i in range(1, len(held) + 1):
+            if i == len(held) or held[i] != held[start]:
+                if held[start] is not None:
+                    what, carries = held[start]  # type: ignore[misc]
+                    found.append(Pending(name, start, i, what, carries))
+                start = i
+    return sorted(found, key=lambda p: (p.start, nodes.index(p.who)))
+
+
+RECOVERY_NAMES = frozenset({"restart", "resume", "heal"})
+
+
+def faults(trace: Trace) -> list[Fault]:
+    """Every fault and recovery of the trace, in step order."""
+    found = []
+    for step in trace.steps[1:]:
+        act = step.action
+        if act is None:
+            continue
+        unknown = act.kind == UNKNOWN_KIND
+        recovery = act.kind == RECOVERY or (unknown and act.name in RECOVERY_NAMES)
+        if recovery or is_fault(act):
+            note = str(act.note) if act.note else ""
+            found.append(Fault(step.index, act.name, act.actor, act.target, recovery, note))
+    return found
+
+
+def expiries(trace: Trace, others: Sequence[str]) -> list[Expiry]:
+    """Where a countdown (`*_left`) of the store or storage reaches 0 at a step that is
+    no call to it: it ran out by time."""
+    found = []
+    for before, step in zip(trace.steps, trace.steps[1:], strict=False):
+        act = step.action
+        for who in others:
+            if act is not None and who in (act.actor, act.target):
+                continue
+            was, now = before.view.get(who, {}), step.view.get(who, {})
+            ran_out = [
+                key[: -len("_left")].replace("_", " ")
+                for key, value in now.items()
+                if key.endswith("_left")
+                and value == 0
+                and isinstance(was.get(key), int)
+                and was.get(key, 0) > 0
+            ]
+            if ran_out:
+                after = step.summary.get(who, "")
+                changed = after and after != before.summary.get(who, "")
+                words = after if changed else f"{ran_out[0]} ran out"
+                found.append(Expiry(step.index, who, words))
+    return found
 
 
 def crashes(facts: Sequence[Mapping[str, Facts]], names: Sequence[str]) -> list[Interval]:
@@ -580,6 +706,9 @@ def lanes(trace: Trace) -> Lanes:
         partitions=tuple(partitions(trace, nodes)),
         store_cuts=tuple(store_cuts(facts, nodes)),
         messages=tuple(messages(trace, facts)),
+        pendings=tuple(pendings(trace, nodes)),
+        faults=tuple(faults(trace)),
+        expiries=tuple(expiries(trace, others)),
     )
 
 

@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +19,7 @@ from leadercheck.checker.model import Action
 from leadercheck.checker.properties import always
 from leadercheck.checker.render.context import TraceContext
 from leadercheck.checker.render.dot import BAR_W, trace_to_dot
-from leadercheck.checker.render.lanes import UNREACHED, lanes
+from leadercheck.checker.render.lanes import IN_FLIGHT, UNREACHED, lanes
 from leadercheck.checker.result import PropertyResult, Verdict
 from leadercheck.checker.trace import Step, Trace
 from tests.render.live_traces import context, violated
@@ -118,9 +119,15 @@ def test_every_split_brain_is_two_overlapping_bars_in_two_colours(protocol: str)
     assert overlapping, f"{protocol}: no two leaders at once"
     a, b = overlapping[0]
     assert a.attrs["fillcolor"] != b.attrs["fillcolor"]
-    tags = [i.attrs["label"] for i in items if re.fullmatch(r"lead\d+_tag", i.name)]
-    assert all(re.search(r"leader( \((term|token|epoch|znode) \d+\))?<", t) for t in tags)
+    tags = [text([i]).strip(" <>") for i in items if re.fullmatch(r"lead\d+_tag", i.name)]
+    assert all(re.fullmatch(r"leader( #\d+| \((term|token|znode) \d+\))?", t) for t in tags)
     assert any(i.name.startswith("brain") and "two leaders" in i.attrs["label"] for i in items)
+    # the legend says what overlaps: two leaders of one epoch, or (numbered by the checker,
+    # #N) two leaders of a protocol that has no epoch to rank them
+    ranked = any(re.search(r"\((term|token|znode) \d+\)", t) for t in tags)
+    words = text(items)
+    assert ("two leaders of one epoch" in words) is ranked
+    assert ("the protocol has no epoch to rank them" in words) is not ranked
 
 
 PARTITIONED = (
@@ -165,16 +172,45 @@ PAUSED = (
 
 
 @pytest.mark.parametrize(("protocol", "prop"), PAUSED)
-def test_every_pause_is_a_striped_segment_saying_what_the_node_believes(
+def test_a_pause_is_striped_and_the_bars_follow_the_state_through_it(
     protocol: str, prop: str
 ) -> None:
-    ln = lanes(context(protocol, prop).trace)
+    """The chart says what the state says at every step, paused or not: a bar stands on a
+    node's lane exactly where its view says it leads (what the HTML table and `explain`
+    read), and every pause is striped from its start to its resume."""
+    ctx = context(protocol, prop)
+    ln = lanes(ctx.trace)
     items = chart(protocol, prop)
-    segments = [i for i in items if re.fullmatch(r"pause\d+", i.name)]
-    assert ln.pauses and len(segments) == len(ln.pauses)
+    segments = [i for i in items if re.fullmatch(r"pause\d+(_p\d+)?", i.name)]
+    firsts = {re.sub(r"_p\d+$", "", s.name) for s in segments}
+    assert ln.pauses and firsts == {f"pause{k}" for k in range(len(ln.pauses))}
     assert all(s.attrs["style"] == "striped" for s in segments)
-    tags = [i.attrs["label"] for i in items if re.fullmatch(r"pause\d+_tag", i.name)]
-    assert any("believes leader (token 1)" in t for t in tags)
+    for step in ctx.trace.steps:
+        for name in ln.nodes:
+            view = step.view[name]
+            leads = bool(view.get("leads", view.get("role") == "leader")) and view["up"]
+            drawn = any(lead.who == name and step.index in lead for lead in ln.leaderships)
+            assert drawn == leads, (protocol, step.index, name)
+    bars = [i for i in items if re.fullmatch(r"lead\d+", i.name)]
+    assert len(bars) == len(ln.leaderships)
+
+
+def test_a_write_decided_before_the_pause_is_drawn_until_it_is_made() -> None:
+    """lease-no-fencing: n1 decides its write under token 1 (step 2), pauses (3), its
+    lease runs out on its own clock (5: its bar ends, `follower`), and it still writes
+    with token 1 at step 10: the pending write is a line from step 2 to step 10."""
+    ln = lanes(context("lease-no-fencing", "no-stale-write").trace)
+    (held,) = [p for p in ln.pendings if p.who == "n1"]
+    assert (held.start, held.stop, held.title) == (2, 10, "write pending (token 1)")
+    n1 = next(lead for lead in ln.leaderships if lead.who == "n1")
+    assert (n1.start, n1.stop) == (1, 5)
+    items = {i.name: i for i in chart("lease-no-fencing", "no-stale-write")}
+    k = ln.pendings.index(held)
+    assert "write pending" in items[f"pending{k}_tag"].attrs["label"]
+    assert "(token 1)" in items[f"pending{k}_tag"].attrs["label"]
+    assert items[f"pending{k}_a"].attrs["class"] == "step-2 step-10 pending"
+    assert "lease ran out: follower" in items["role_n1_5"].attrs["label"]
+    assert "write pending" in text(list(items.values()))
 
 
 def test_lost_messages_end_in_crosses_and_replies_are_drawn() -> None:
@@ -289,3 +325,69 @@ def test_a_trace_without_the_vocabulary_still_charts_its_steps() -> None:
     assert {"h_a", "h_b", "call1_a", "verdict"} <= names
     assert not any(re.fullmatch(r"(lead|pause|part|msg)\d+.*", n) for n in names)
     assert "note <&>" in text(items)
+
+
+def _committed(name: str) -> list[Item]:
+    root = Path(__file__).resolve().parents[2]
+    return nodes((root / name).read_text(encoding="utf-8"))
+
+
+def test_a_lost_request_ends_in_a_cross_and_the_store_lets_the_lease_go_by_time() -> None:
+    """lease-no-confirmation: n1's renewal is lost at step 3 (a fault that is a call), and
+    the store's lease runs out at step 4 with no call to it: both drawn, both in the legend."""
+    items = {i.name: i for i in chart("lease-no-confirmation", "no-stale-write")}
+    ln = lanes(context("lease-no-confirmation", "no-stale-write").trace)
+    (lost,) = ln.faults
+    k = ln.faults.index(lost)
+    assert {f"fault{k}_a", f"fault{k}_lost_0_a", f"fault{k}_lost_1_a"} <= set(items)
+    assert "renew (lost)" in text([items[f"fault{k}_tag"]])
+    (expiry,) = ln.expiries
+    assert "lease t1 expired" in text([items["expiry0_tag"]])
+    assert items["expiry0_a"].attrs["class"] == f"step-{expiry.step} expiry"
+    words = text(list(items.values()))
+    assert "lost, or cannot arrive: ends in a cross where it stops" in words
+    assert "bar across the store: what it let go of by time" in words
+
+
+def test_a_fault_the_model_declares_gets_a_diamond_and_a_legend_entry() -> None:
+    """The tutorial's Redlock declares its own fault kind, a master's clock jump: a diamond
+    on that master's lane, its name beside it and in the legend; refused SET NX are
+    drawn as refused (dashed, a bar for a head), and their legend says so."""
+    items = {i.name: i for i in _committed("examples/counterexamples/redlock.dot")}
+    (diamond,) = [i for i in items.values() if i.attrs.get("shape") == "diamond" and
+                  i.name.startswith("fault")]  # fmt: skip
+    assert "clock jump" in text([items[f"{diamond.name}_tag"]])
+    lane_x = items["h_C"].xy[0]
+    assert diamond.xy[0] == pytest.approx(lane_x)
+    words = text(list(items.values()))
+    assert "clock jump: a fault, at the lane it strikes" in words
+    assert "dashed, ending in a bar: a call its target refused" in words
+    assert words.count("SET NX (refused)") == 4
+    assert "holds the lock" in words and "no lock" in words  # the model's own words
+
+
+def test_a_restart_is_a_ring_and_a_heal_says_healed() -> None:
+    restarted = {i.name: i for i in _committed("counterexamples/raft-volatile-vote.dot")}
+    rings = [i for i in restarted.values() if i.name.startswith("fault") and
+             i.attrs.get("shape") == "circle"]  # fmt: skip
+    assert rings and "restart: the lifeline starts again at the ring" in text(
+        list(restarted.values())
+    )
+    healed = _committed("counterexamples/bully-flapping.dot")
+    assert "healed" in text([i for i in healed if i.name.startswith("fault")])
+    assert "never settles: n2 goes follower" in text(healed)
+
+
+def test_a_request_still_on_its_way_is_drawn_in_flight() -> None:
+    """too-short-timeout: n1's renewal (step 8) is still on its way when n2 takes the lease
+    (step 12): a stub, not an arrow that arrived; its send is no call."""
+    ln = lanes(context("too-short-timeout", "false-failover").trace)
+    (renewal,) = [m for m in ln.messages if m.kind == "renew"]
+    assert (renewal.sender, renewal.receiver, renewal.sent, renewal.fate) == (
+        "n1",
+        "store",
+        8,
+        IN_FLIGHT,
+    )
+    names = {i.name for i in chart("too-short-timeout", "false-failover")}
+    assert "call8_a" not in names

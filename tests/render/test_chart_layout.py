@@ -6,9 +6,10 @@ its anchor, size and weight. Its box is as wide as its characters' advance width
 Helvetica (the Adobe core metrics, which Liberation Sans and Arial, the faces a browser
 puts in Helvetica's place, share to the unit) and as tall as the face's ascent and descent;
 two boxes that share more than TOLERANCE in both directions overlap. The marks a text must
-not sit on are the small things that carry meaning where a line ends or an action starts:
-arrowheads (a message's or call's arrival, an in-flight stub's head), crosses (a lost
-message, a blocked call, a crash: the thick strokes) and the actor's dot.
+not sit on are the things that carry meaning: arrowheads (a message's or call's arrival, an
+in-flight stub's head), crosses (a lost message, a blocked call, a crash: the thick short
+strokes), the actor's dot, a fault's ring or diamond, a partition's wall (the thick dashed
+line between the sides) and a leadership's bar or a pause's stripes.
 """
 
 from __future__ import annotations
@@ -120,8 +121,11 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e-?\d+)?")
 
 
 def _thick(path: ET.Element) -> bool:
-    """A cross's stroke (2.5 points; a partition wall, 3, is long and left out by length)."""
+    """A cross's stroke or a partition's wall (2.5 and 3 points; told apart by length)."""
     return float(path.get("stroke-width", "1")) >= 2.5
+
+
+BAR = re.compile(r"(lead|pause)\d+(_p\d+)?")  # the DOT names of bars and pauses' stripes
 
 
 def marks(svg: str) -> list[Box]:
@@ -136,16 +140,22 @@ def marks(svg: str) -> list[Box]:
                 what, numbers = "arrowhead", el.get("points", "")
             elif "edge" in kinds and el.tag == f"{SVG}path" and _thick(el):
                 what, numbers = "cross", el.get("d", "")
-            elif "actor" in kinds and el.tag == f"{SVG}ellipse":
+            elif {"actor", "fault"} & set(kinds) and el.tag == f"{SVG}ellipse":
                 cx, cy, rx, ry = (float(el.get(k, 0)) for k in ("cx", "cy", "rx", "ry"))
                 numbers, what = f"{cx - rx},{cy - ry} {cx + rx},{cy + ry}", "actor dot"
+            elif re.fullmatch(r"fault\d+", title) and el.tag == f"{SVG}polygon":
+                what, numbers = "fault diamond", el.get("points", "")
+            elif BAR.fullmatch(title) and el.tag == f"{SVG}polygon":
+                what, numbers = "bar", el.get("points", "")
             else:
                 continue
             values = [float(v) for v in _NUMBER.findall(numbers)]
             xs, ys = values[0::2], values[1::2]
             box = (min(xs), min(ys), max(xs), max(ys))
-            if what != "cross" or max(box[2] - box[0], box[3] - box[1]) < 30:  # not a wall
-                found.append(Box(f"{what} of {title}", xs[-1], ys[-1], *box))
+            if what == "cross" and max(box[2] - box[0], box[3] - box[1]) >= 30:
+                what = "wall"  # a partition's wall: long, and only its stroke counts
+                box = (box[0] - 1.5, box[1], box[2] + 1.5, box[3])
+            found.append(Box(f"{what} of {title}", xs[-1], ys[-1], *box))
     return found
 
 

@@ -36,19 +36,38 @@ def test_heartbeat_without_quorum_has_two_overlapping_leaderships() -> None:
     assert ln.times == (0, 0, 0, 1, 1, 2, 2) and ln.ticks[3] and ln.ticks[5]
 
 
-def test_the_old_lease_holder_is_paused_and_still_believes_it_leads() -> None:
+def test_the_old_lease_holder_pauses_its_lease_runs_out_and_its_write_stays_pending() -> None:
     ln = lanes(context("lease-no-fencing", "no-stale-write").trace)
     (pause,) = ln.pauses
     assert (pause.who, pause.start, pause.stop) == ("n1", 3, 9)
     assert pause.belief == "leader (token 1)" and pause.believes_leader
-    assert pause.meanwhile == "its lease ran out at t=2"  # drawn under the belief
+    assert pause.meanwhile == "its lease ran out at t=2"
     old, new = ln.leaderships
     assert (old.who, old.epoch, old.word) == ("n1", 1, "token")
-    # the store's lease expires at step 5, but a paused n1 cannot know: it believes on
-    assert (old.start, old.stop) == (1, 9) and not ln.facts[6]["n1"].leads
-    assert ln.facts[6]["n1"].believes and ln.facts[6]["n1"].paused
-    assert (new.who, new.epoch, new.start) == ("n2", 2, 6) and old.overlaps(new)
+    # its own lease timer runs out at step 5, paused or not: the view says follower
+    assert (old.start, old.stop) == (1, 5) and not ln.facts[6]["n1"].leads
+    assert ln.facts[6]["n1"].paused and ln.facts[6]["n1"].role == "follower"
+    assert (new.who, new.epoch, new.start) == ("n2", 2, 6) and not old.overlaps(new)
+    # what carries the bug: the write n1 decided at step 2, under token 1, made at step 10
+    assert [(p.who, p.start, p.stop, p.title) for p in ln.pendings] == [
+        ("n1", 2, 10, "write pending (token 1)"),
+        ("n2", 7, 8, "write pending (token 2)"),
+    ]
+    assert [(f.step, f.name, f.who) for f in ln.faults] == [(3, "pause", "n1"), (9, "resume", "n1")]
     assert ln.others == ("store", "storage")
+
+
+def test_a_lost_renewal_is_a_fault_and_the_store_lets_the_lease_go_by_time() -> None:
+    ln = lanes(context("lease-no-confirmation", "no-stale-write").trace)
+    (lost,) = ln.faults
+    assert (lost.step, lost.name, lost.who, lost.target, lost.recovery) == (
+        3,
+        "renew",
+        "n1",
+        "store",
+        False,
+    )
+    assert [(e.step, e.who, e.words) for e in ln.expiries] == [(4, "store", "lease t1 expired")]
 
 
 def test_even_quorum_is_partitioned_two_and_two_from_the_initial_state() -> None:

@@ -49,10 +49,10 @@ def test_the_tutorial_redlock_draws_two_overlapping_leadership_bars() -> None:
 
 
 def test_a_stale_leader_is_not_drawn_as_two_leaders() -> None:
-    """lease-no-fencing: n1, paused, still believes token 1 while n2 leads token 2.
-    single-leader per epoch holds, so the chart says "stale leader", not "two leaders";
-    raft-no-quorum's two leaders of one term are "two leaders"."""
-    stale = texts(COUNTEREXAMPLES / "lease-no-fencing.svg")
+    """lease-no-confirmation: n1, its renewal lost, still believes token 1 while n2 leads
+    token 2. single-leader per epoch holds, so the chart says "stale leader", not "two
+    leaders"; raft-no-quorum's two leaders of one term are "two leaders"."""
+    stale = texts(COUNTEREXAMPLES / "lease-no-confirmation.svg")
     assert "stale leader" in stale and "two leaders" not in stale
     split = texts(COUNTEREXAMPLES / "raft-no-quorum.svg")
     assert "two leaders" in split and "stale leader" not in split
@@ -103,7 +103,9 @@ def test_the_data_behind_the_bug_is_drawn() -> None:
     change: Patroni's acknowledged write and the WAL that has it, the vote a restarted
     Raft node casts twice, the row the blind UPDATE takes, each Redis master's owner."""
     patroni = COUNTEREXAMPLES / "patroni.svg"
-    assert _lane_data(patroni) == ["wal w1", "acked w1"]
+    # and, at the deciding step, what the claim reads of the lanes that step names even
+    # unchanged: the new primary's empty WAL
+    assert _lane_data(patroni) == ["wal w1", "acked w1", "wal (empty)"]
     said = " ".join(texts(patroni))
     assert (
         "w1, acknowledged to the client, is" in said and "missing from the new primary n2" in said
@@ -111,13 +113,15 @@ def test_the_data_behind_the_bug_is_drawn() -> None:
     assert "WAL: empty)" in said
     votes = _lane_data(COUNTEREXAMPLES / "raft-volatile-vote.svg")
     assert votes.count("voted_for n1") >= 1 and "voted_for none" in votes
-    assert votes.index("voted_for none") < len(votes) - 2 and votes[-2:] == [
+    assert votes.index("voted_for none") < len(votes) - 4 and votes[-4:-2] == [
         "voted_for n3",
         "(n1 before the crash)",
     ]
+    assert votes[-2:] == ["voted_for n3", "voted_for n3"]  # both lanes of the deciding vote
     assert _lane_data(COUNTEREXAMPLES / "lease-blind-write.svg") == ["holder n1", "holder n2"]
     owners = _lane_data(ROOT / "examples" / "counterexamples" / "redlock.svg")
-    assert owners.count("owner n1") == 3 and owners.count("owner n2") == 3
+    # each master's owner where it changes, and E's again where n1's SET NX to it decides
+    assert owners.count("owner n1") == 3 and owners.count("owner n2") == 4
 
 
 def test_a_lasso_says_which_faults_must_recur_and_no_one_step_is_red() -> None:
