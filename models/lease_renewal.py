@@ -76,7 +76,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from itertools import product
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from leadercheck.checker.model import Action
 from leadercheck.models.cluster import (
@@ -379,7 +379,7 @@ class LeaseRenewalModel(InterchangeableNodes, ClusterModel):
             if n.request
         ]
         network = dict(view.get("network", {}))
-        network["in_flight"] = [*network.get("in_flight", []), *requests]
+        network["in_flight"] = [*cast(list[str], network.get("in_flight", [])), *requests]
         view["network"] = network
         view[STORE] = {**s.store.describe(), "ttl": self.ttl}
         view["ghost"] = s.extra.describe()

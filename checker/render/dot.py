@@ -38,7 +38,7 @@ import html
 import math
 import re
 import textwrap
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import graphviz
@@ -60,6 +60,7 @@ from leadercheck.checker.render.lanes import (
     data_changes,
     is_fault,
     lanes,
+    ran_out,
 )
 from leadercheck.checker.render.text import loop_text
 from leadercheck.checker.trace import Step, Trace
@@ -146,6 +147,9 @@ class _Canvas:
 
     nodes: list[tuple[int, str, dict[str, str]]] = field(default_factory=list)
     edges: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
+    paints: list[tuple[str, float, float, float, float, dict[str, str]]] = field(
+        default_factory=list
+    )  # opaque areas under everything: (name, left, top, right, bottom, attributes)
     names: set[str] = field(default_factory=set)
     placed: list[tuple[float, float, float, float]] = field(default_factory=list)  # text boxes
 
@@ -212,6 +216,18 @@ class _Canvas:
             tip,
             **a,
         )
+
+    def paint(
+        self, name: str, left: float, top: float, w: float, h: float, css: str, tip: str, fill: str
+    ) -> None:
+        """An opaque area under every line and mark: a filled cluster (Graphviz draws
+        clusters first) around two invisible corners. A translucent box drawn over the
+        lines instead renders solid in viewers that ignore fill-opacity (ImageMagick's)."""
+        assert name not in self.names, name
+        self.names.add(name)
+        attrs = {"style": "filled", "fillcolor": fill, "color": fill, "penwidth": "0"}
+        attrs |= {"margin": "0", "class": css, "tooltip": tip, "id": f"chart-{name}", "label": ""}
+        self.paints.append((name, left, top, left + w, top + h, attrs))
 
     def box(
         self,
@@ -314,6 +330,15 @@ class _Canvas:
         )
         g.attr("node", fontname=FONT, fontsize=str(SIZE))
         g.attr("edge", fontname=FONT, fontsize=str(SMALL), color=INK, arrowsize="0.8")
+        # the deciding row's paint last: it stays red across a partition's band
+        for name, left, top, right, bottom, attrs in sorted(
+            self.paints, key=lambda p: "row" in p[5]["class"].split()
+        ):
+            with g.subgraph(name=f"cluster_{name}") as area:
+                area.attr(**attrs)
+                for k, (x, y) in enumerate(((left, top), (right, bottom))):
+                    area.node(f"{name}_{k}", pos=f"{x:.1f},{-y:.1f}!", shape="point", width="0",
+                              height="0", style="invis", label="")  # fmt: skip
         for _, name, attrs in sorted(self.nodes, key=lambda n: n[0]):  # stable within a layer
             g.node(name, _attributes=attrs)
         for a, b, attrs in self.edges:
@@ -585,8 +610,8 @@ class _Chart:
                 (BAR, left + 16, BAR_W * 0.8, _filled(fill2, ink2)),
             ],
             "pause": [(BAR, left + 8, BAR_W, {**_filled(_stripes(fill), ink), "style": "striped"})],
-            "band": [(BANDS, left, 26, _filled(BAND + "55"))],
-            "cut": [(BANDS, left, 26, _filled(CUT + "40"))],
+            "band": [(BANDS, left, 26, _filled(_blend(BAND, 0x40), _blend(BAND, 0x90)))],
+            "cut": [(BANDS, left, 26, _filled(_blend(CUT, 0x30), _blend(CUT, 0x80)))],
         }
         for k, (layer, x, w, style) in enumerate(boxes.get(kind, [])):
             cv.box(layer, f"{name}_{k}", x, y - 8, w, 16, css, tip, **style)
@@ -684,6 +709,8 @@ class _Chart:
             words = _action_words(step)
             color = self.accent if self.deciding(i) else INK
             if self.deciding(i):
+                cv.paint(f"r{i}_paint", left, g.tops[i], right - left, g.heights[i], css, words,
+                         _blend(self.accent, 0x1C))  # fmt: skip
                 cv.box(
                     MARKS,
                     f"r{i}_mark",
@@ -693,7 +720,7 @@ class _Chart:
                     g.heights[i],
                     css,
                     words,
-                    **_filled(self.accent + "1c", self.accent + "1c"),
+                    **_filled("#ffffff00", "#ffffff00"),
                 )
             # the time column
             if i == 0 or self.lanes.ticks[i]:
@@ -809,6 +836,8 @@ class _Chart:
             for r, (a, b) in enumerate(runs):
                 left = self.x[nodes[a]] - self.lane_w / 2 + 3
                 width = (b - a + 1) * self.lane_w - 6
+                cv.paint(f"part{k}_{r}_paint", left, top, width, bottom - top, css, tip,
+                         _blend(BAND, 0x40))  # fmt: skip
                 cv.box(
                     BANDS,
                     f"part{k}_{r}",
@@ -818,7 +847,7 @@ class _Chart:
                     bottom - top,
                     css,
                     tip,
-                    **_filled(BAND + "40", BAND + "90"),
+                    **_filled("#ffffff00", _blend(BAND, 0x90)),
                 )
                 words = [f"partitioned {since}" if part.start == 0 else "partitioned"]
                 x, y, align = self._tag_spot(words, left + 3, left + width - 3, top, bottom)
@@ -832,7 +861,7 @@ class _Chart:
                     tip,
                     size=SMALL,
                     color="#7e5109",
-                    bgcolor=BAND + "b0",
+                    bgcolor=_blend(BAND, 0xB0),
                     align=align,
                 )
             for _, w, x, _, _ in (wall for wall in self._walls() if wall[0] == k):
@@ -886,6 +915,8 @@ class _Chart:
             top, bottom = g.start(cut.start), g.stop(cut.stop)
             tip = f"{cut.who} cut from the store from step {cut.start}"
             left = self.x[cut.who] - self.lane_w / 2 + 8
+            cv.paint(f"cut{k}_paint", left, top, self.lane_w - 16, bottom - top, css, tip,
+                     _blend(CUT, 0x30))  # fmt: skip
             cv.box(
                 BANDS,
                 f"cut{k}",
@@ -895,7 +926,7 @@ class _Chart:
                 bottom - top,
                 css,
                 tip,
-                **_filled(CUT + "30", CUT + "80"),
+                **_filled("#ffffff00", _blend(CUT, 0x80)),
             )
             words = ["cut from", "the store"]
             x, y, align = self._tag_spot(words, left + 3, left + self.lane_w - 19, top, bottom)
@@ -909,7 +940,7 @@ class _Chart:
                 tip,
                 size=SMALL,
                 color="#4a235a",
-                bgcolor=CUT + "60",
+                bgcolor=_blend(CUT, 0x60),
                 align=align,
             )
 
@@ -1111,7 +1142,7 @@ class _Chart:
                 color=color,
                 align="CENTER",
                 bold_first=True,
-                bgcolor="#ffffffd0",
+                bgcolor="#ffffff",
             )
 
     def _split(self, a: Leadership, b: Leadership) -> bool:
@@ -1167,7 +1198,7 @@ class _Chart:
                 size=SMALL,
                 color="#566573",
                 bold_first=True,
-                bgcolor="#ffffffc0",
+                bgcolor="#ffffff",
             )
             if ended:
                 now = self.facts(pause.stop, pause.who)
@@ -1234,7 +1265,7 @@ class _Chart:
                 color=self.accent if deciding else LOSS if d.before_crash is not None else DATA,
                 align=align,
                 bold_first=deciding or d.before_crash is not None,
-                bgcolor="#ffffffd0",
+                bgcolor="#ffffff",
             )
 
     def _data_shown(self) -> list[Datum]:
@@ -1292,10 +1323,11 @@ class _Chart:
                     c.who == name and c.stop == i for c in self.lanes.crashes
                 )
                 if title != shown and not resumed:  # a resume or restart says the role itself
-                    why = _ran_out(
+                    why = ran_out(
                         self.trace.steps[i - 1].view.get(name, {}),
                         self.trace.steps[i].view.get(name, {}),
                     )
+                    why = f"{why} ran out" if why else ""
                     title = f"{why}: {title}" if why and shown is None else title
                     tip = f"step {i}: {name} is {f.standing}" + (f" ({why})" if why else "")
                     x, align = self._free_side(name, i)
@@ -1355,7 +1387,7 @@ class _Chart:
             sx, sy, align = cv.best(words, spots)
             cv.text(
                 TAGS, f"pending{k}_tag", sx, sy, words, css, tip, color=PENDING, align=align,
-                bgcolor="#ffffffd0",
+                bgcolor="#ffffff",
             )  # fmt: skip
 
     def _fault_mark(self, f: Fault) -> str:
@@ -1373,8 +1405,10 @@ class _Chart:
         if any(p.who == f.who and i in (p.start, p.stop) for p in ln.pauses):
             if f.name in ("pause", "resume"):
                 return "drawn"
-        bands = [*ln.partitions, *ln.store_cuts]
-        if any(i in (b.start, b.stop) for b in bands) and f.name in ("partition", "heal"):
+        ends = [(b.start, b.stop) for b in ln.partitions] + [
+            (c.start, c.stop) for c in ln.store_cuts
+        ]
+        if any(i in end for end in ends) and f.name in ("partition", "heal"):
             return "drawn"
         if f.name == "lose" and any(m.ended == i and m.fate == LOST for m in ln.messages):
             return "drawn"
@@ -1427,7 +1461,7 @@ class _Chart:
             spots = [(x + 10, y, "LEFT"), (x - 10, y, "RIGHT"), (x + 8, y + 13, "LEFT")]
             sx, sy, align = cv.best(words, spots)
             cv.text(TAGS, f"fault{k}_tag", sx, sy, words, css, tip, color=LOSS, align=align,
-                    bold_first=True, bgcolor="#ffffffd0")  # fmt: skip
+                    bold_first=True, bgcolor="#ffffff")  # fmt: skip
 
     def _lost_call(self, k: int, f: Fault, css: str, tip: str) -> None:
         """A call that is itself the fault (a request the network loses): a line from the
@@ -1441,7 +1475,7 @@ class _Chart:
         self.arrows.append((start, y, stop, y))
         self.canvas.text(
             LABELS, f"fault{k}_tag", (start + stop) / 2, y - 9, [f"{f.name} (lost)"], css, tip,
-            color=LOSS, align="CENTER", bgcolor="#ffffffb0",
+            color=LOSS, align="CENTER", bgcolor="#ffffff",
         )  # fmt: skip
 
     def _expiries(self) -> None:
@@ -1459,7 +1493,7 @@ class _Chart:
             spots = [(x - 12, y, "RIGHT"), (x + 12, y, "LEFT"), (x - 8, y + 13, "RIGHT")]
             sx, sy, align = cv.best(words, spots)
             cv.text(TAGS, f"expiry{k}_tag", sx, sy, words, css, tip, color=LOSS, align=align,
-                    bgcolor="#ffffffd0")  # fmt: skip
+                    bgcolor="#ffffff")  # fmt: skip
 
     # arrows ------------------------------------------------------------------------------------
 
@@ -1527,7 +1561,7 @@ class _Chart:
                 words,
                 color=color,
                 align="CENTER",
-                bgcolor="#ffffffb0",
+                bgcolor="#ffffff",
             )
 
     def _blocked_at(self, actor: str, target: str, i: int) -> float | None:
@@ -1656,7 +1690,7 @@ class _Chart:
             "; ".join(self._message_words(d) for d in group),
             color=color,
             align="CENTER",
-            bgcolor="#ffffffb0",
+            bgcolor="#ffffff",
         )
 
     def _stub_end(self, x1: float, y1: float, toward: float) -> tuple[float, float]:
@@ -1851,15 +1885,6 @@ class _Chart:
         return out
 
 
-def _ran_out(was: Mapping[str, object], now: Mapping[str, object]) -> str:
-    """`lease ran out` if a countdown of the view (`lease_left`) reached 0 at this step."""
-    for key, value in now.items():
-        old = was.get(key)
-        if key.endswith("_left") and value == 0 and isinstance(old, int) and old > 0:
-            return key[: -len("_left")].replace("_", " ") + " ran out"
-    return ""
-
-
 def _em(text: str) -> float:
     """How wide `text` is in Helvetica, in ems, by the classes of its characters (capitals
     and wide letters about 0.72, lowercase and digits 0.556, narrow ones 0.28)."""
@@ -1939,6 +1964,13 @@ def _same_epoch(a: Leadership, b: Leadership, ghost: bool = True) -> bool:
 def _filled(fill: str, line: str = "") -> dict[str, str]:
     """The style of a filled box, its outline `line` (the fill's colour if none)."""
     return {"style": "filled", "fillcolor": fill, "color": line or fill}
+
+
+def _blend(colour: str, alpha: int) -> str:
+    """`colour` at opacity alpha/255 over white, as an opaque colour: every viewer draws it
+    the same (ImageMagick's ignores fill-opacity)."""
+    rgb = [int(colour[k : k + 2], 16) for k in (1, 3, 5)]
+    return "#" + "".join(f"{round(255 - (255 - c) * alpha / 255):02x}" for c in rgb)
 
 
 def _stripes(fill: str) -> str:

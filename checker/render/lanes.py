@@ -499,13 +499,19 @@ def _ran_out(trace: Trace, name: str, start: int, stop: int, times: Sequence[int
     `lease_left`) that reached 0 while it was paused: 'its lease ran out at t=2'."""
     steps = trace.steps
     for k in range(max(start, 1), min(stop, len(steps))):
-        was, now = steps[k - 1].view.get(name, {}), steps[k].view.get(name, {})
-        for key, value in now.items():
-            old = was.get(key)
-            if key.endswith("_left") and value == 0 and isinstance(old, int) and old > 0:
-                what = key[: -len("_left")].replace("_", " ")
-                at = f" at t={times[k]}" if k < len(times) else ""
-                return f"its {what} ran out{at}"
+        what = ran_out(steps[k - 1].view.get(name, {}), steps[k].view.get(name, {}))
+        if what:
+            at = f" at t={times[k]}" if k < len(times) else ""
+            return f"its {what} ran out{at}"
+    return ""
+
+
+def ran_out(was: Mapping[str, object], now: Mapping[str, object]) -> str:
+    """What of a view counted down to 0 between two steps (`lease` for `lease_left`)."""
+    for key, value in now.items():
+        old = was.get(key)
+        if key.endswith("_left") and value == 0 and isinstance(old, int) and old > 0:
+            return key[: -len("_left")].replace("_", " ")
     return ""
 
 
@@ -570,19 +576,11 @@ def expiries(trace: Trace, others: Sequence[str]) -> list[Expiry]:
         for who in others:
             if act is not None and who in (act.actor, act.target):
                 continue
-            was, now = before.view.get(who, {}), step.view.get(who, {})
-            ran_out = [
-                key[: -len("_left")].replace("_", " ")
-                for key, value in now.items()
-                if key.endswith("_left")
-                and value == 0
-                and isinstance(was.get(key), int)
-                and was.get(key, 0) > 0
-            ]
-            if ran_out:
+            what = ran_out(before.view.get(who, {}), step.view.get(who, {}))
+            if what:
                 after = step.summary.get(who, "")
                 changed = after and after != before.summary.get(who, "")
-                words = after if changed else f"{ran_out[0]} ran out"
+                words = after if changed else f"{what} ran out"
                 found.append(Expiry(step.index, who, words))
     return found
 

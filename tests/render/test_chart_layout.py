@@ -280,3 +280,13 @@ def _degrees_between(
     """The angle at `at` between the rays to a and to b, in degrees (0..180)."""
     turn = math.atan2(a[1] - at[1], a[0] - at[0]) - math.atan2(b[1] - at[1], b[0] - at[0])
     return abs(math.degrees((turn + math.pi) % math.tau - math.pi))
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_committed_chart_has_no_translucent_colour(path: Path) -> None:
+    """Every colour is opaque: a translucent fill over the lines (the deciding row, a
+    partition's band) renders solid over them where a viewer ignores opacity, as
+    ImageMagick's does; the areas are painted under everything instead (clusters)."""
+    svg = path.read_text(encoding="utf-8")
+    assert not re.search(r'(fill|stroke)-opacity="(?!1")', svg)
+    assert 'class="cluster' in svg  # the deciding row's paint, at least

@@ -13,8 +13,9 @@ import pytest
 from tests.conftest import ARTIFACTS
 
 LAST = {"bully-flapping": 18, "lease-no-fencing": 10}
-MARKS = """n => [...document.querySelectorAll('.chart .step-' + n)].map(e => {
-  // each element of step n: [highlighted, one of its arrows (it belongs to no other step)
+MARKS = """n => [...document.querySelectorAll('.chart :is(g.node, g.edge).step-' + n)].map(e => {
+  // each node or edge of step n (the paint under them is no mark): [highlighted, one of its
+  // arrows (it belongs to no other step)
   // and inside both the window and the chart's box]
   const r = e.getBoundingClientRect(), box = document.getElementById('chart');
   const c = box.getBoundingClientRect();
