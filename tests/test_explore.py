@@ -8,6 +8,7 @@ import json
 import socket
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.cookiejar import CookieJar
@@ -22,6 +23,7 @@ from click.testing import CliRunner
 from leadercheck.checker import check
 from leadercheck.checker.app.explore import (
     BUSY,
+    IDLE_SECONDS,
     MAX_BODY,
     MAX_STEPS,
     Exploration,
@@ -72,8 +74,8 @@ class Client:
 
 
 @contextmanager
-def serving(exploration: Exploration) -> Iterator[ExploreServer]:
-    server = ExploreServer(exploration, 0)
+def serving(exploration: Exploration, **options: Any) -> Iterator[ExploreServer]:
+    server = ExploreServer(exploration, 0, **options)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
     thread.start()
     try:
@@ -185,12 +187,37 @@ def test_a_second_browser_is_refused_and_a_reload_is_not(client: Client) -> None
     other = Client(client.url)
     for path, body in (("/", None), ("/state?init=0&path=0", None), ("/jump", b"{}")):
         status, text = other.request(path, body)
-        assert (status, text.strip()) == (409, BUSY)
+        assert status == 409 and text.startswith(BUSY), text
+        assert "let go when that tab closes" in text and f"reload this page ({client.url})" in text
     status, page = client.request("/?init=0&path=0.1")  # the first browser reloads
     assert status == 200 and "explore lease-no-fencing" in page
     foreign = Client(client.url)
     req_status, text = foreign.request("/state", headers={"Host": "evil.example:80"})
     assert req_status == 403
+
+
+def test_loading_the_page_claims_nothing_and_a_quiet_session_is_let_go() -> None:
+    """A `curl` of the page locks nobody out: the session is the first page's that calls
+    back. Its holder keeps it while heard from; gone quiet for the idle time (a fake clock
+    here), or gone with a goodbye, the next browser takes it, and the one before is told."""
+    now = [0.0]
+    with serving(exploration_of(PROTOCOL, None, ()), clock=lambda: now[0]) as server:
+        curl = Client(server.url)
+        assert curl.request("/")[0] == 200  # the page only: no session taken
+        first, second = Client(server.url), Client(server.url)
+        assert first.request("/")[0] == 200 and first.state()["path"] == []
+        assert second.request("/")[0] == 409  # first's session is live
+        now[0] += IDLE_SECONDS - 1
+        assert first.request("/alive", b"")[0] == 200  # heard from: its session goes on
+        now[0] += IDLE_SECONDS - 1
+        status, text = second.request("/state?init=0&path=")
+        assert status == 409 and "last called in 29 s ago" in text
+        now[0] += 2  # quiet for longer than the idle time: let go
+        assert second.request("/")[0] == 200 and second.state()["path"] == []
+        status, text = first.request("/state?init=0&path=")
+        assert status == 409 and text.startswith(BUSY)
+        assert second.request("/bye", b"")[0] == 200  # its tab closes: let go at once
+        assert first.state()["path"] == []
 
 
 def test_jump_to_a_violation_is_verifys_shortest_counterexample(client: Client) -> None:
@@ -337,3 +364,21 @@ def test_the_page_walks_to_the_violation_by_hand_and_jumps_back_to_it(tab: Any) 
         tab.go_back()  # the address's history: the state before the jump
         _at_step(tab, last - 1)
         assert _broken(tab) == []
+
+
+def test_a_closed_tab_lets_the_next_browser_in_at_once(browser: Any) -> None:
+    """Chromium: the page holds the session while open (its calls keep it), says goodbye as
+    its tab closes, and the next browser is let in without waiting for the idle time."""
+    with serving(exploration_of(PROTOCOL, None, ())) as server:
+        page = browser.new_context().new_page()
+        page.goto(server.url)
+        _at_step(page, 0)
+        other = Client(server.url)
+        status, text = other.request("/")
+        assert status == 409 and "reload this page" in text
+        page.context.close()  # the tab (and its browser window) closes
+        deadline = time.monotonic() + 20  # the goodbye arrives; not the 30 s idle time
+        while other.request("/")[0] != 200:
+            assert time.monotonic() < deadline, "the closed tab still holds the session"
+            time.sleep(0.05)
+        assert other.state()["path"] == []

@@ -4,8 +4,12 @@ A state is named by its link: the index of an initial state (`init`) and the pos
 each action taken among the successors of the state before it (`path`, in the model's fixed
 order, as a search stores its trace), so `/?init=0&path=3.0.2` is a link that a reload, or
 anyone with the same model and parameters, opens again. The server is the
-standard library's and listens on 127.0.0.1 only; it serves one browser at a time (the
-first to load the page gets a session cookie, any other client gets 409), logs nothing
+standard library's and listens on 127.0.0.1 only; it serves one browser at a time: the
+page gives each browser a cookie, and the first whose page calls back (a `curl` of the page
+never does) holds the session while it is heard from; the page calls in every
+KEEPALIVE_SECONDS and says goodbye when its tab closes, and a session not heard from for
+IDLE_SECONDS is let go, so a closed or crashed browser never locks the next one out (any
+other browser meanwhile gets 409 and a page that says when to reload), logs nothing
 (stdout carries only the URL line), bounds what it reads (64 KiB, 10,000 steps) and answers
 a bad link, a bad request or a model that raises with one line of JSON, never a traceback,
 and goes on serving. Model code runs under one lock: one request at a time. Routes:
@@ -16,7 +20,9 @@ and goes on serving. Model code runs under one lock: one request at a time. Rout
   each claim on this state, the chart;
 - `POST /jump` with `{"claim": NAME}`: the ordinary search for that claim alone (at most
   JUMP_STATES states, stopped by Ctrl-C), answered with the link of its shortest
-  counterexample (`always`) or witness (`sometimes`), or why there is none.
+  counterexample (`always`) or witness (`sometimes`), or why there is none;
+- `POST /alive`: the page is still open (its session goes on); `POST /bye`: its tab closes
+  (its session is let go at once).
 
 Ctrl-C stops the server (and a search under way) and the command exits 3: it judged
 nothing, and the exit-code contract keeps 0 and 1 for verdicts.
@@ -30,8 +36,9 @@ import re
 import secrets
 import socketserver
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
@@ -69,6 +76,8 @@ JUMP_STATES = 2_000_000  # the jump's search stops INCOMPLETE beyond this many s
 SHOWN_INITIAL = 1_000  # initial states offered by Restart
 CHARTS_KEPT = 32  # charts drawn lately, kept for Back and reloads
 BUSY = "another browser is exploring; one at a time"
+IDLE_SECONDS = 30.0  # a session not heard from this long is let go
+KEEPALIVE_SECONDS = 10.0  # how often an open page calls in
 PER_STATE = (Kind.ALWAYS, Kind.SOMETIMES)  # the claims a single state decides
 _INDEX = re.compile(r"[0-9]{1,9}")
 
@@ -323,11 +332,35 @@ class ExploreServer(ThreadingHTTPServer):
     allow_reuse_address = True  # a port in TIME_WAIT; a listening one still refuses
     allow_reuse_port = False  # never share a port with another explorer
 
-    def __init__(self, exploration: Exploration, port: int) -> None:
+    def __init__(
+        self,
+        exploration: Exploration,
+        port: int,
+        clock: Callable[[], float] = time.monotonic,
+        idle: float = IDLE_SECONDS,
+    ) -> None:
         self.exploration = exploration
-        self.token: str | None = None
+        self.token: str | None = None  # the session's holder, while it is heard from
+        self.heard = 0.0  # when the holder last called in, by `clock`
+        self.clock, self.idle = clock, idle
         self.session_lock = threading.Lock()
         super().__init__((HOST, port), _Handler)
+
+    def holder(self) -> str | None:
+        """The session's token, or None if nobody holds it or its holder went quiet
+        (call with session_lock held)."""
+        if self.token is not None and self.clock() - self.heard > self.idle:
+            self.token = None
+        return self.token
+
+    def busy_words(self) -> str:
+        """What a refused browser is told: who holds the session and when to come back."""
+        quiet = max(0.0, self.clock() - self.heard)
+        return (
+            f"{BUSY}: its page last called in {quiet:.0f} s ago. It is let go when that tab "
+            f"closes, or {self.idle:.0f} s after its last call; then reload this page "
+            f"({self.url})."
+        )
 
     def server_bind(self) -> None:
         socketserver.TCPServer.server_bind(self)  # not HTTPServer's: no reverse DNS lookup
@@ -392,36 +425,59 @@ class _Handler(BaseHTTPRequestHandler):
         if host not in (f"{HOST}:{self.server.port}", f"localhost:{self.server.port}"):
             raise Refused(HTTPStatus.FORBIDDEN, f"open {self.server.url}", text=True)
         url = urlsplit(self.path)
-        routes = {"/": "GET", "/state": "GET", "/jump": "POST"}
+        routes = {"/": "GET", "/state": "GET", "/jump": "POST", "/alive": "POST", "/bye": "POST"}
         if url.path not in routes:
             raise Refused(HTTPStatus.NOT_FOUND, f"no such page: {url.path[:80]}")
         if routes[url.path] != method:
             raise Refused(HTTPStatus.METHOD_NOT_ALLOWED, f"{url.path} takes {routes[url.path]}")
-        new = self._session(page=url.path == "/")
+        if url.path == "/bye":
+            self._bye()
+            return
+        new = self._page_token() if url.path == "/" else self._session()
         exploration = self.server.exploration
         if url.path == "/":
-            page = explore_page(exploration.meta())
+            page = explore_page(exploration.meta(), KEEPALIVE_SECONDS)
             self._send(HTTPStatus.OK, page, "text/html; charset=utf-8", new)
+        elif url.path == "/alive":
+            self._json(HTTPStatus.OK, {"alive": True})
         elif url.path == "/state":
             init, moves = state_link(url.query)
             self._json(HTTPStatus.OK, exploration.state(init, moves))
         else:
             self._json(HTTPStatus.OK, exploration.jump(self._claim()))
 
-    def _session(self, page: bool) -> str | None:
-        """The browser's session: the first to load the page opens it (the new token is
-        returned, to set as a cookie); requests with another token, or none, are refused."""
-        server = self.server
-        given = self._token()
+    def _page_token(self) -> str | None:
+        """Loading the page claims nothing (a `curl` of it must not lock anyone out): it
+        is refused only while another browser's session is live, and gives a browser
+        without a cookie one (returned, to set)."""
+        server, given = self.server, self._token()
         with server.session_lock:
-            if server.token is None and page:
-                server.token = secrets.token_urlsafe(24)
-                return server.token
-        if server.token is None:
-            raise Refused(HTTPStatus.CONFLICT, f"open {server.url} first", text=True)
-        if given is None or not secrets.compare_digest(given, server.token):
-            raise Refused(HTTPStatus.CONFLICT, BUSY, text=True)
-        return None
+            holder = server.holder()
+            if holder is not None and (given is None or not secrets.compare_digest(given, holder)):
+                raise Refused(HTTPStatus.CONFLICT, server.busy_words(), text=True)
+        return None if given else secrets.token_urlsafe(24)
+
+    def _session(self) -> None:
+        """A call from a page: its browser holds the session, or takes it if nobody does
+        (or its holder went quiet); any other is refused, told when to come back."""
+        server, given = self.server, self._token()
+        with server.session_lock:
+            holder = server.holder()
+            if given is None:
+                words = f"open {server.url} first" if holder is None else server.busy_words()
+                raise Refused(HTTPStatus.CONFLICT, words, text=True)
+            if holder is not None and not secrets.compare_digest(given, holder):
+                raise Refused(HTTPStatus.CONFLICT, server.busy_words(), text=True)
+            server.token, server.heard = given, server.clock()
+
+    def _bye(self) -> None:
+        """The page's tab closes: its session is let go (anyone else's stays)."""
+        server, given = self.server, self._token()
+        with server.session_lock:
+            if given is not None and server.token is not None:
+                if secrets.compare_digest(given, server.token):
+                    server.token = None
+        self._json(HTTPStatus.OK, {"bye": True})
 
     def _token(self) -> str | None:
         try:

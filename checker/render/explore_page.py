@@ -139,9 +139,11 @@ def state_data(
     }
 
 
-def explore_page(meta: Mapping[str, Any]) -> str:
+def explore_page(meta: Mapping[str, Any], keepalive: float = 10.0) -> str:
     """The page for `meta`: protocol, params, initial (each initial state's summary),
-    claims (name, kind, description), max_steps. The state comes from the server."""
+    claims (name, kind, description), max_steps; it calls in every `keepalive` seconds
+    to keep its session. The state comes from the server."""
+    meta = {**meta, "keepalive_ms": round(keepalive * 1000)}
     # "<" escaped, so no "</script>" or "<!--" in a name can end or bend the script
     data = json.dumps(meta, ensure_ascii=False, default=str).replace("<", "\\u003c")
     setting = " ".join(f"{k}={v}" for k, v in meta["params"].items())
@@ -455,6 +457,16 @@ _SCRIPT = """(function () {
     }
   });
   window.addEventListener("popstate", function () { fromAddress("none"); });
+  // the session: call in while open, let it go when the tab closes (else the server lets
+  // it go after a while without a call), so the next browser is never locked out
+  setInterval(function () {
+    fetch("/alive", {method: "POST", credentials: "same-origin", cache: "no-store"})
+      .then(function (response) {
+        if (response.status === 409) answer(response).then(function (d) { showError(d.error); });
+      })
+      .catch(function () {});
+  }, META.keepalive_ms);
+  window.addEventListener("pagehide", function () { navigator.sendBeacon("/bye"); });
   fromAddress("replace");
 })();
 """
