@@ -382,3 +382,38 @@ def test_a_closed_tab_lets_the_next_browser_in_at_once(browser: Any) -> None:
             assert time.monotonic() < deadline, "the closed tab still holds the session"
             time.sleep(0.05)
         assert other.state()["path"] == []
+
+
+TEXT_PX = """() => {  // the median size of the chart's text as drawn, in CSS px
+  const svg = document.querySelector('#chart svg');
+  const per = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+  const sizes = [...svg.querySelectorAll('text')].map(t => Number(t.getAttribute('font-size')))
+    .sort((a, b) => a - b);
+  return sizes[Math.floor(sizes.length / 2)] * per;
+}"""
+
+
+@pytest.mark.parametrize("width", [1000, 1280])
+def test_the_explorers_chart_is_legible_and_zooms(browser: Any, width: int) -> None:
+    """The chart is drawn at 80% of its own size whatever its column (it scrolls), its
+    text 11 pt and up, so about 12 px; + and - zoom it, the level shown beside them."""
+    path = exploration_of(PROTOCOL, None, ()).jump(CLAIM)["path"]
+    assert isinstance(path, list)
+    with serving(exploration_of(PROTOCOL, None, ())) as server:
+        page = browser.new_context(viewport={"width": width, "height": 900}).new_page()
+        try:
+            page.goto(server.url + "?init=0&path=" + ".".join(map(str, path)))
+            _at_step(page, len(path))
+            drawn = page.evaluate(TEXT_PX)
+            assert drawn >= 11, drawn
+            assert page.inner_text("#zoom-level") == "80%"
+            page.click("#zoom-in")
+            assert page.inner_text("#zoom-level") == "90%"
+            assert page.evaluate(TEXT_PX) > drawn
+            page.keyboard.press("-")
+            page.keyboard.press("-")
+            assert page.inner_text("#zoom-level") == "70%"
+            assert page.evaluate(TEXT_PX) < drawn
+            assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+        finally:
+            page.context.close()

@@ -418,7 +418,7 @@ class _Chart:
         self.fault_marks = [self._fault_mark(f) for f in self.lanes.faults]
         self.legend_entries = self._legend_entries()
         self.legend_rows, self.legend_widths = _legend_layout(
-            [words for _, words in self.legend_entries], self.lanes_right + 260
+            [words for _, words in self.legend_entries], max(self.lanes_right, 1000.0)
         )
         self.legend_h = self.legend_rows * LEGEND_ROW + 16 if self.legend_entries else 0.0
         header_top = self.legend_h + 22
@@ -1817,14 +1817,15 @@ class _Chart:
                 color=self.accent,
                 bold_first=True,
             )
-            left, below = left + 12, top + text_h + 10  # the verdict under the cycle's words
+        # the verdict under the last row, in the step column: in view wherever the deciding
+        # step is, and no wider than the chart's own columns
         verdict = "broken" if ctx.kind == "counterexample" else "reached"
         head = f"step {last}: {ctx.outcome.prop.name} {verdict}"
-        lines = [head, *textwrap.wrap(ctx.outcome.reason, 38)]
-        w = max(_width(line, SIZE + 1) for line in lines) + 18
+        lines = [head, *textwrap.wrap(ctx.outcome.reason, STEP_CHARS)]
+        left, w = 6.0, STEP_LEFT + STEP_W - 6
         h = LINE_H * len(lines) + 14
         tip = f"{head}: {ctx.outcome.reason}"
-        y = g.c(last) if loop_from is None else max(g.c(last), below + h / 2)
+        y = g.tops[last] + g.heights[last] + 8 + h / 2
         cv.box(
             BOXES,
             "verdict",

@@ -34,6 +34,7 @@ from leadercheck.checker.render.text import step_count
 from leadercheck.checker.result import PropertyResult, Verdict
 from leadercheck.checker.trace import Trace
 
+ZOOM = 0.8  # the chart's default scale: its 11 pt labels near 12 px, whatever the column
 CHART_STEPS = 300  # beyond this the chart is left out: Graphviz takes seconds per request
 HERE = sometimes("current state", lambda state: True, "the state explored by hand")
 NOTHING_BROKEN = "no claim is broken here"
@@ -143,7 +144,7 @@ def explore_page(meta: Mapping[str, Any], keepalive: float = 10.0) -> str:
     """The page for `meta`: protocol, params, initial (each initial state's summary),
     claims (name, kind, description), max_steps; it calls in every `keepalive` seconds
     to keep its session. The state comes from the server."""
-    meta = {**meta, "keepalive_ms": round(keepalive * 1000)}
+    meta = {**meta, "keepalive_ms": round(keepalive * 1000), "zoom": ZOOM}
     # "<" escaped, so no "</script>" or "<!--" in a name can end or bend the script
     data = json.dumps(meta, ensure_ascii=False, default=str).replace("<", "\\u003c")
     setting = " ".join(f"{k}={v}" for k, v in meta["params"].items())
@@ -152,6 +153,7 @@ def explore_page(meta: Mapping[str, Any], keepalive: float = 10.0) -> str:
         "PARAMS": html.escape(setting or "none"),
         "CSS": _CSS,
         "SCRIPT": _SCRIPT,
+        "ZOOM": str(round(ZOOM * 100)),
         "DATA": data,
     }
     return re.sub(r"@([A-Z]+)@", lambda m: values[m.group(1)], _PAGE)  # one pass
@@ -175,6 +177,12 @@ _PAGE = """<!DOCTYPE html>
 <div id="error" role="alert" hidden></div>
 <main class="layout">
 <section class="chart-col" aria-label="sequence chart">
+<div class="chart-tools">
+  <button id="zoom-out" type="button" title="smaller (-)">&minus;</button>
+  <span id="zoom-level">@ZOOM@%</span>
+  <button id="zoom-in" type="button" title="larger (+)">+</button>
+  <span>of the chart's own size; it scrolls where it is larger than its box</span>
+</div>
 <div class="chart" id="chart"></div>
 <p class="note" id="chart-note" hidden></p>
 </section>
@@ -212,6 +220,9 @@ _CSS = (
     PAGE_CSS
     + """.chart { overflow: auto; border: 1px solid #e3e3e3; min-height: 4em; flex: 1 1 auto; }
 .controls { display: flex; gap: .5em; align-items: center; padding: .3em 0; flex-wrap: wrap; }
+.chart-tools { display: flex; gap: .5em; align-items: center; padding: .3em 0;
+  font-size: .85em; color: #777; }
+.chart-tools button { min-width: 2em; }
 .controls select { max-width: 100%; min-width: 0; flex: 1 1 8em; }
 #status { min-height: 1.2em; font-size: .9em; color: #555; }
 #error { border: 2px solid #c0392b; color: #c0392b; padding: .5em .8em; margin: .6em 0;
@@ -305,6 +316,7 @@ _SCRIPT = """(function () {
     $("init-select").value = String(data.init);
     var chart = $("chart");
     chart.innerHTML = data.chart || "";
+    sizeChart();
     chart.scrollTop = chart.scrollHeight;
     $("chart-note").hidden = !data.chart_note;
     $("chart-note").textContent = data.chart_note || "";
@@ -457,6 +469,33 @@ _SCRIPT = """(function () {
     }
   });
   window.addEventListener("popstate", function () { fromAddress("none"); });
+  // the chart at a legible scale of its own size (never shrunk to fit its column), zoomable
+  var ZOOMS = [0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 2];
+  var zoom = ZOOMS.indexOf(META.zoom);
+  function sizeChart() {
+    var svg = $("chart").querySelector("svg");
+    $("zoom-level").textContent = Math.round(ZOOMS[zoom] * 100) + "%";
+    $("zoom-out").disabled = zoom === 0;
+    $("zoom-in").disabled = zoom === ZOOMS.length - 1;
+    if (!svg) return;
+    var w = svg.width.baseVal;
+    w.convertToSpecifiedUnits(SVGLength.SVG_LENGTHTYPE_PX);
+    svg.style.maxWidth = "none";
+    svg.style.width = Math.round(w.valueInSpecifiedUnits * ZOOMS[zoom]) + "px";
+    svg.style.height = "auto";
+  }
+  function zoomBy(step) {
+    zoom = Math.max(0, Math.min(ZOOMS.length - 1, zoom + step));
+    sizeChart();
+  }
+  $("zoom-in").addEventListener("click", function () { zoomBy(1); });
+  $("zoom-out").addEventListener("click", function () { zoomBy(-1); });
+  document.addEventListener("keydown", function (e) {
+    var t = e.target.tagName;
+    if (t === "INPUT" || t === "SELECT") return;
+    if (e.key === "+" || e.key === "=") zoomBy(1);
+    if (e.key === "-") zoomBy(-1);
+  });
   // the session: call in while open, let it go when the tab closes (else the server lets
   // it go after a while without a call), so the next browser is never locked out
   setInterval(function () {

@@ -394,7 +394,14 @@ _CSS = (
   vector-effect: non-scaling-stroke; }
 .chart g.node[class*="step-"], .chart g.edge[class*="step-"], .chart g.loop
   { cursor: pointer; }
+.chart rect.header-strip { fill: #fff; }
 .chart g.current text { fill: #0b57d0; font-weight: bold; }
+/* the deciding step stays red as the current one: its own colour, boldly */
+.chart g.current text[fill="#c0392b"] { fill: #c0392b; }
+.chart g.current path[stroke="#c0392b"], .chart g.current polygon[stroke="#c0392b"]
+  { stroke: #c0392b; }
+.chart g.edge.current polygon[fill="#c0392b"], .chart g.node.current ellipse[fill="#c0392b"]
+  { fill: #c0392b; }
 .chart g.current path, .chart g.current polygon, .chart g.current ellipse
   { stroke: #0b57d0; stroke-width: 2.5px; vector-effect: non-scaling-stroke; }
 .chart g.edge.current polygon, .chart g.node.current ellipse { fill: #0b57d0; }
@@ -492,16 +499,53 @@ _SCRIPT = """(function () {
       graph.insertBefore(r, first);
       return r;
     });
-    own.forEach(function (els, i) {
+    own.forEach(function (els, i) {  // a row is its hover cells and its step's words: not
+      // a bar or a line that starts there and runs on to the end
       var top = Infinity, bottom = -Infinity;
       els.forEach(function (g) {
+        if (!["cell", "step", "time"].some(function (k) { return g.classList.contains(k); })) {
+          return;
+        }
         var b = g.getBBox();
         if (b.width === 0 && b.height === 0) return;
         top = Math.min(top, b.y);
         bottom = Math.max(bottom, b.y + b.height);
       });
-      if (top < bottom) rows[i] = {top: top - 3, bottom: bottom + 3};
+      if (top < bottom) rows[i] = {top: top, bottom: bottom};
     });
+    pinHeader();
+  }
+
+  function pinHeader() {  // the lane headers stay at the top of the chart's box as it
+    // scrolls: moved last (drawn over the rest), on a white strip, shifted by the scroll
+    var heads = Array.prototype.slice.call(graph.querySelectorAll("g.header"));
+    if (!heads.length) return;
+    var top = Infinity, bottom = -Infinity;
+    heads.forEach(function (g) {
+      var b = g.getBBox();
+      top = Math.min(top, b.y);
+      bottom = Math.max(bottom, b.y + b.height);
+    });
+    var strip = document.createElementNS(SVG_NS, "rect");
+    strip.setAttribute("class", "header-strip");
+    strip.setAttribute("x", whole.x);
+    strip.setAttribute("width", whole.width);
+    strip.setAttribute("y", top - 4);
+    strip.setAttribute("height", bottom - top + 8);
+    graph.appendChild(strip);
+    heads.forEach(function (g) { graph.appendChild(g); });
+    var moved = [strip].concat(heads);
+    chart.addEventListener("scroll", function () {
+      var svg = graph.ownerSVGElement, scale = svg.getBoundingClientRect().height /
+        svg.viewBox.baseVal.height;
+      var moved0 = graph.transform.baseVal.consolidate();  // the graph's own shift
+      var shift = moved0 ? moved0.matrix.f : 0;
+      var lift = Math.max(0, chart.scrollTop / scale - (top - 4 + shift));
+      moved.forEach(function (g) {
+        if (lift > 0) g.setAttribute("transform", "translate(0," + lift + ")");
+        else g.removeAttribute("transform");
+      });
+    }, {passive: true});
   }
 
   function rowAt(x, y) {  // the step whose row holds the screen point (x, y), or null
@@ -543,10 +587,13 @@ _SCRIPT = """(function () {
     if (!rowOut && inView(main)) return;
     var r = main.getBoundingClientRect(), c = seen(), pad = 12;
     chart.scrollTop += (r.top + r.bottom - c.top - c.bottom) / 2;
-    if (r.right > c.right - pad) {  // as far right as it needs, keeping its start in view
-      chart.scrollLeft += Math.min(r.right - c.right + pad, r.left - c.left - pad);
-    } else if (r.left < c.left + pad) {
-      chart.scrollLeft -= c.left + pad - r.left;
+    // sideways only as far as its start needs: the step and time columns (and the
+    // verdict under the last row) stay in view wherever they can
+    var start = r.left + chart.scrollLeft - c.left;  // where it starts, from the chart's left
+    if (start > c.right - c.left - pad) {
+      chart.scrollLeft = start - pad - (c.right - c.left) / 3;
+    } else if (r.left < c.left + pad || start < c.right - c.left - pad) {
+      chart.scrollLeft = Math.max(0, Math.min(chart.scrollLeft, start - pad));
     }
   }
 

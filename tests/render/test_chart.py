@@ -260,13 +260,16 @@ def test_messages_are_sloped_and_end_on_the_receivers_lifeline() -> None:
             assert abs(end[0] - lane[m.receiver]) <= BAR_W / 2
 
 
-def test_the_verdict_box_sits_right_of_the_deciding_row() -> None:
+def test_the_verdict_box_sits_under_the_deciding_row_in_the_step_column() -> None:
+    """Under the last row, no wider than the step column: in view with the deciding step,
+    and the chart no wider than its lanes (so it fits a 1,280 px window legibly)."""
     ctx = context("heartbeat-no-quorum", "single-leader")
     items = {i.name: i for i in nodes(trace_to_dot(ctx))}
     row = items[f"r{len(ctx.trace)}_mark"]
     verdict = items["verdict"]
-    assert row.span[1] <= verdict.xy[1] <= row.span[0]
-    assert verdict.xy[0] > max(items[f"h_{n}"].xy[0] for n in ("n1", "n2", "n3"))
+    assert verdict.span[0] < row.span[1]  # DOT's y grows upwards: the verdict's top is lower
+    half = float(verdict.attrs["width"]) * 36
+    assert verdict.xy[0] + half < min(items[f"h_{n}"].xy[0] for n in ("n1", "n2", "n3")) - 40
     assert "h_storage" not in items  # an unused storage has no lifeline
     assert "h_storage" in {i.name for i in chart("lease-no-fencing", "no-stale-write")}
 

@@ -26,6 +26,24 @@ MARKS = """n => [...document.querySelectorAll('.chart :is(g.node, g.edge).step-'
     && r.bottom <= Math.min(innerHeight, c.top + box.clientHeight)
     && r.right <= Math.min(innerWidth, c.left + box.clientWidth) + 1];
 })"""
+IN_VIEW = """([sel, across]) => [...document.querySelectorAll('.chart ' + sel)].every(e => {
+  // every such element of the chart lies inside the chart's box and the window (only
+  // from top to bottom unless `across`)
+  const r = e.getBoundingClientRect(), box = document.getElementById('chart');
+  const c = box.getBoundingClientRect();
+  return r.top >= Math.max(0, c.top) - 1
+    && r.bottom <= Math.min(innerHeight, c.top + box.clientHeight) + 1
+    && (!across || r.left >= Math.max(0, c.left) - 1
+        && r.right <= Math.min(innerWidth, c.left + box.clientWidth) + 1);
+})"""
+STARTS_IN_VIEW = """n => [...document.querySelectorAll('.chart g.edge.step-' + n)].some(e => {
+  // an arrow of step n alone whose left end is in view
+  const own = [...e.classList].filter(k => k.startsWith('step-')).length === 1;
+  const r = e.getBoundingClientRect(), c = document.getElementById('chart')
+    .getBoundingClientRect();
+  return own && r.width > 20 && r.left >= c.left && r.left < c.right - 20
+    && r.top >= c.top && r.bottom <= Math.min(innerHeight, c.bottom);
+})"""
 SCALE = """() => {  // the chart as drawn / its natural size (the SVG's own width and height)
   const svg = document.getElementById('diagram'), drawn = svg.getBoundingClientRect();
   const w = svg.width.baseVal, h = svg.height.baseVal;
@@ -112,7 +130,19 @@ def test_opens_at_the_deciding_step_with_the_chart_legible_above_the_table(
     assert box["width"] >= width - 40
     marks = tab.evaluate(MARKS, last)
     assert len(marks) >= 3 and all(lit for lit, _ in marks), marks
-    assert any(arrow for _, arrow in marks), marks  # the step's own arrow is in view
+    # in view at once: the lane headers (pinned to the top of the chart's box), the deciding
+    # step's words, time and arrow's start, and the verdict under it
+    assert tab.evaluate(IN_VIEW, ["g.header", False])
+    for selector in (f"#chart-r{last}_step", "#chart-verdict", "#chart-h_time"):
+        assert tab.evaluate(IN_VIEW, [selector, True]), selector
+    assert tab.evaluate(STARTS_IN_VIEW, last)
+    # the highlight is the step's row only, not the bars that start there and run on
+    band, cell = tab.evaluate(
+        "n => [document.querySelector('.chart rect.band'), document.getElementById("
+        "'chart-r' + n + '_n1')].map(e => e.getBoundingClientRect().height)",
+        last,
+    )
+    assert 0 < band <= cell + 1, (band, cell)
     ARTIFACTS.mkdir(exist_ok=True)
     tab.screenshot(path=str(ARTIFACTS / f"{name}-{width}-opened.png"))
     tab.keyboard.press("Home")
