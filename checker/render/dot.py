@@ -152,13 +152,23 @@ class _Canvas:
     )  # opaque areas under everything: (name, left, top, right, bottom, attributes)
     names: set[str] = field(default_factory=set)
     placed: list[tuple[float, float, float, float]] = field(default_factory=list)  # text boxes
+    lines: list[tuple[float, float, float, float]] = field(default_factory=list)  # arrows
+    marks: list[tuple[float, float, float, float]] = field(default_factory=list)  # heads, crosses
 
     def crowding(self, left: float, top: float, right: float, bottom: float) -> float:
-        """How much of the text placed so far this box overlaps (0: none)."""
-        return sum(
+        """How much of the text and marks placed so far this box overlaps, and how long a
+        stretch of the arrows drawn it crosses (0: none)."""
+        covered = sum(
             max(0.0, min(r, right) - max(x, left)) * max(0.0, min(b, bottom) - max(t, top))
             for x, t, r, b in self.placed
         )
+        crossed = sum(_clipped(line, (left, top, right, bottom)) for line in self.lines)
+        return covered * COVER_WEIGHT + crossed  # covering anything is worse than crossing
+
+    def mark(self, left: float, top: float, right: float, bottom: float) -> None:
+        """A mark no label may cover: an arrowhead, a cross, a dot."""
+        self.placed.append((left, top, right, bottom))
+        self.marks.append((left, top, right, bottom))
 
     def best(
         self, lines: Sequence[str], spots: Sequence[tuple[float, float, str]], size: float = SMALL
@@ -805,7 +815,7 @@ class _Chart:
                     **_filled(color, "white"),
                     **{"class": _classes(i, kind="actor"), "tooltip": words},
                 )
-                cv.placed.append((x - 4, g.c(i) - 4, x + 4, g.c(i) + 4))  # no label over it
+                cv.mark(x - 4, g.c(i) - 4, x + 4, g.c(i) + 4)  # no label over it
 
     def _cell_words(self, step: Step, name: str) -> str:
         f = self.facts(step.index, name)
@@ -891,7 +901,7 @@ class _Chart:
     def _reserve_walls(self) -> None:
         """Keep every label placed from here on off the partitions' walls."""
         for _, _, x, top, bottom in self._walls():
-            self.canvas.placed.append((x - 2.5, top, x + 2.5, bottom))
+            self.canvas.mark(x - 2.5, top, x + 2.5, bottom)
 
     def _tag_spot(
         self, words: Sequence[str], left: float, right: float, top: float, bottom: float
@@ -1001,15 +1011,20 @@ class _Chart:
                 if ended:
                     now = self.facts(c.stop, name)
                     words = f"restarted: {now.standing}" if now.standing else "restarted"
+                    y = g.c(c.stop)
+                    spots = [(x + 9, y - 9, "LEFT"), (x - 9, y - 9, "RIGHT")]
+                    spots += [(x + 9, y + 9, "LEFT"), (x - 9, y + 9, "RIGHT")]
+                    tx, ty, align = cv.best([words], spots)
                     cv.text(
                         TAGS,
                         f"crash_{name}_{k}_up",
-                        x + 6,
-                        g.c(c.stop) - 9,
+                        tx,
+                        ty,
                         [words],
                         css,
                         tip,
                         color=MUTED,
+                        align=align,
                     )
 
     def _leaderships(self) -> None:
@@ -1037,7 +1052,7 @@ class _Chart:
                 **_filled(fill, ink),
                 penwidth="1.2",
             )
-            cv.placed.append((x - BAR_W / 2, top, x + BAR_W / 2, bottom))
+            cv.mark(x - BAR_W / 2, top, x + BAR_W / 2, bottom)
             crossed = any(  # a send to the right that could not leave ends in a cross there
                 m.fate == UNREACHED
                 and m.sender == lead.who
@@ -1123,10 +1138,13 @@ class _Chart:
                 arrowtail="normal",
                 arrowsize="0.7",
             )
+            self._drawn((x1, y, x2, y))
+            self._head(x1, y, x2, y)
+            self._head(x2, y, x1, y)
             mid, quarter = (x1 + x2) / 2, (x2 - x1) / 4
             spots = [
                 (x, y + dy, "CENTER")
-                for dy in (10, -10, 10 + LINE_H)
+                for dy in (10, -10, 10 + LINE_H, -10 - LINE_H, 10 + 2 * LINE_H)
                 for x in (mid, mid - quarter, mid + quarter)
             ]
             tx, ty, _ = cv.best([words], spots)
@@ -1380,7 +1398,7 @@ class _Chart:
                 f"pending{k}", x, top, x, bottom, css, tip, color=PENDING, penwidth="2.5",
                 style="dashed",
             )  # fmt: skip
-            cv.placed.append((x - 2, top, x + 2, bottom))
+            cv.mark(x - 2, top, x + 2, bottom)
             words = [f"{held.what} pending"] + ([f"({held.carries})"] if held.carries else [])
             spots = [(x - 4, top + 9 + LINE_H * n, "RIGHT") for n in range(3)]
             spots += [(x - 4, top - 9, "RIGHT")]
@@ -1435,7 +1453,7 @@ class _Chart:
                     fixedsize="true", label="", color=GREEN, penwidth="2",
                     style="filled", fillcolor="white", **{"class": css, "tooltip": tip},
                 )  # fmt: skip
-                cv.placed.append((x - 6, y - 6, x + 6, y + 6))
+                cv.mark(x - 6, y - 6, x + 6, y + 6)
                 continue
             if mark == "heal":
                 words = ["healed"]
@@ -1456,7 +1474,7 @@ class _Chart:
                 fixedsize="true", label="", style="filled", fillcolor=LOSS, color=LOSS,
                 **{"class": css, "tooltip": tip},
             )  # fmt: skip
-            cv.placed.append((x - 8, y - 8, x + 8, y + 8))
+            cv.mark(x - 8, y - 8, x + 8, y + 8)
             words = [f.name]
             spots = [(x + 10, y, "LEFT"), (x - 10, y, "RIGHT"), (x + 8, y + 13, "LEFT")]
             sx, sy, align = cv.best(words, spots)
@@ -1472,7 +1490,7 @@ class _Chart:
         stop = start + (x2 - start) * 0.55
         self.canvas.segment(f"fault{k}", start, y, stop, y, css, tip, color=INK, penwidth="1.2")
         self._cross(f"fault{k}_lost", stop, y, css, tip)
-        self.arrows.append((start, y, stop, y))
+        self._drawn((start, y, stop, y))
         self.canvas.text(
             LABELS, f"fault{k}_tag", (start + stop) / 2, y - 9, [f"{f.name} (lost)"], css, tip,
             color=LOSS, align="CENTER", bgcolor="#ffffff",
@@ -1488,7 +1506,7 @@ class _Chart:
             x, y, css = self.x[e.who], g.c(e.step), _classes(e.step, kind="expiry")
             tip = f"step {e.step}: {e.who}: {e.words}"
             cv.segment(f"expiry{k}", x - 9, y, x + 9, y, css, tip, color=LOSS, penwidth="2.5")
-            cv.placed.append((x - 9, y - 3, x + 9, y + 3))
+            cv.mark(x - 9, y - 3, x + 9, y + 3)
             words = [e.words]
             spots = [(x - 12, y, "RIGHT"), (x + 12, y, "LEFT"), (x - 8, y + 13, "RIGHT")]
             sx, sy, align = cv.best(words, spots)
@@ -1546,7 +1564,7 @@ class _Chart:
                 cv.segment(f"call{i}", start, y, stop, y, css, words, color=color, penwidth=width)
                 self._cross(f"call{i}_lost", stop, y, css, words)
                 x2 = end = stop
-            self.arrows.append((start, y, end, y))
+            self._drawn((start, y, end, y))
             label = _call_label(act) + (" (refused)" if refused else "")
             lx, ly = (x1 + x2) / 2, y - 9
             if not cv.free(*_text_box([label], lx, ly, SMALL, "CENTER")):
@@ -1623,7 +1641,7 @@ class _Chart:
                 x2, y2 = self._stub_end(x1, y1, xr)
                 cv.segment(f"msg{k}", x1, y1, x2, y2, css, tip, color=color, **_STUB)
                 self._head(x1, y1, x2, y2)
-            self.arrows.append((x1, y1, x2, y2))
+            self._drawn((x1, y1, x2, y2))
             drawn.append((k, m, x1, y1, x2, y2, color))
         # One label per message; the stubs of one send that fan out to one side share one.
         labelled: dict[tuple[object, ...], list[tuple[int, Message, float, float]]] = {}
@@ -1660,7 +1678,7 @@ class _Chart:
             tip = "; ".join(self._message_words(m) for _, m in group)
             self.canvas.segment(f"msg{k}", x1, y, x2, y, css, tip, color=MESSAGE, penwidth="1.3")
             self._cross(f"msg{k}_lost", x2, y, css, tip)
-            self.arrows.append((x1, y, x2, y))
+            self._drawn((x1, y, x2, y))
             self.unreached_tags.append((k, [m for _, m in group], x1, y, x2, y))
 
     def _message_tag(
@@ -1720,13 +1738,16 @@ class _Chart:
                 best, clearest = end, clear
         return best
 
+    def _drawn(self, line: tuple[float, float, float, float]) -> None:
+        """An arrow drawn: stubs turn away from it, labels keep off it."""
+        self.arrows.append(line)
+        self.canvas.lines.append(line)
+
     def _head(self, x1: float, y1: float, x2: float, y2: float) -> None:
         """Keep labels off the arrowhead at (x2, y2) of the line from (x1, y1)."""
         length = math.hypot(x2 - x1, y2 - y1) or 1.0
         bx, by = x2 - (x2 - x1) / length * 10, y2 - (y2 - y1) / length * 10
-        self.canvas.placed.append(
-            (min(x2, bx) - 4, min(y2, by) - 4, max(x2, bx) + 4, max(y2, by) + 4)
-        )
+        self.canvas.mark(min(x2, bx) - 4, min(y2, by) - 4, max(x2, bx) + 4, max(y2, by) + 4)
 
     def _label_spot(
         self, label: str, x1: float, y1: float, x2: float, y2: float, short: bool = False
@@ -1740,14 +1761,15 @@ class _Chart:
         spots = (
             [(x2, y2 + 14 + LINE_H * k) for k in range(3)]
             + [(x2 + ahead, y2), (x2, y2 - 14)]
-            + [(x2 - f * ahead, y2 + 14 + LINE_H * k) for k in range(3) for f in (1, 1.5)]
-            + [(x2 + f * ahead, y2 + 14 + LINE_H * k) for k in range(3) for f in (1, 1.5)]
+            + [(x2 - f * ahead, y2 + 14 + LINE_H * k) for k in range(3) for f in (1, 1.5, 2)]
+            + [(x2 + f * ahead, y2 + 14 + LINE_H * k) for k in range(3) for f in (1, 1.5, 2)]
+            + [(x2 + f * ahead, y2 - 14 - LINE_H * k) for k in range(2) for f in (-1, 0, 1)]
             if short
             else []
         )
         spots += [
             (x1 + (x2 - x1) * at, y1 + (y2 - y1) * at + dy)
-            for dy in (-8, 8)
+            for dy in (-8, 8, -17, 17)
             for at in (0.62, 0.42, 0.78, 0.3, 0.52, 0.88, 0.2)
         ]
         crowding = [
@@ -1768,7 +1790,7 @@ class _Chart:
         return f"{head}, still in flight at the end"
 
     def _cross(self, name: str, x: float, y: float, css: str, tip: str, size: float = 6) -> None:
-        self.canvas.placed.append((x - size, y - size, x + size, y + size))
+        self.canvas.mark(x - size, y - size, x + size, y + size)
         for k, (dx, dy) in enumerate(((size, size), (size, -size))):
             self.canvas.segment(
                 f"{name}_{k}", x - dx, y - dy, x + dx, y + dy, css, tip, color=LOSS, penwidth="2.5"
@@ -1870,6 +1892,9 @@ class _Chart:
                 out.append(f"all through: {p.who} paused")
         if not any(lead.start <= b and a < lead.stop for lead in ln.leaderships):
             out.append("no node leads")
+        cycle = self.trace.steps[a + 1 : b + 1]
+        if all(ln.ticks[s.index] for s in cycle):
+            out.append("each time round only the clock ticks: no node acts (the verdict says why)")
         for name in ln.nodes:  # what never settles: a node's role, round and round
             seen = [self.facts(i, name).standing for i in range(a, b + 1)]
             turns = [w for k, w in enumerate(seen) if w and (k == 0 or w != seen[k - 1])]
@@ -1884,6 +1909,32 @@ class _Chart:
         if recurring:
             out.append("each time round it needs " + "; then ".join(recurring))
         return out
+
+
+COVER_WEIGHT = 100.0  # a square point of text or mark covered, against a point of arrow crossed
+
+
+def _clipped(
+    line: tuple[float, float, float, float], box: tuple[float, float, float, float]
+) -> float:
+    """How long a stretch of the line segment lies inside the box (Liang-Barsky)."""
+    x1, y1, x2, y2 = line
+    left, top, right, bottom = box
+    dx, dy = x2 - x1, y2 - y1
+    lo, hi = 0.0, 1.0
+    for p, q in ((-dx, x1 - left), (dx, right - x1), (-dy, y1 - top), (dy, bottom - y1)):
+        if p == 0:
+            if q < 0:
+                return 0.0
+            continue
+        t = q / p
+        if p < 0:
+            lo = max(lo, t)
+        else:
+            hi = min(hi, t)
+        if lo >= hi:
+            return 0.0
+    return (hi - lo) * math.hypot(dx, dy)
 
 
 def _em(text: str) -> float:
@@ -1998,5 +2049,12 @@ def _walls(nodes: Sequence[str], island: set[str]) -> Iterable[int]:
 
 
 def trace_to_dot(ctx: TraceContext) -> str:
-    """The trace of `ctx` as a message sequence chart in DOT (render with `dot -Tsvg`)."""
-    return _Chart(ctx).build()
+    """The trace of `ctx` as a message sequence chart in DOT (render with `dot -Tsvg`).
+    Drawn twice: the first time finds every arrow and mark (their places never depend on
+    a label's), the second places each label knowing all of them, not only those before."""
+    first = _Chart(ctx)
+    first.build()
+    second = _Chart(ctx)
+    second.canvas.lines.extend(first.canvas.lines)
+    second.canvas.placed.extend(first.canvas.marks)
+    return second.build()

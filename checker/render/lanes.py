@@ -10,6 +10,8 @@ The view vocabulary read (`Step.view`, the model's `describe()`; `Step.action`):
 - a node is a participant whose view has `up` or `role`; every other participant that the
   trace summarises (store, storage, a proxy) is a lane only if some action names it as
   actor or target, or its summary changes;
+- node `leadership` (an int): which leadership this is as the checker counts them, shown
+  (`leader #2 (token 1)`) where a model says it: where an epoch is handed out twice;
 - node `role`: `"leader"` leads; any other value (follower, candidate) is shown as is;
   a node's `leads` (true or false), where its view has one, says whether it leads instead
   (the cluster models add it where a node's role and its `is_leader` disagree);
@@ -88,6 +90,7 @@ class Facts:
     epoch: int | None = None
     word: str | None = None  # the epoch's word: term, token, znode, epoch
     leads: bool = False  # role == leader (or its view's `leads`) and up
+    leadership: int | None = None  # the view's `leadership`, where it says one
     paused: bool = False
     crashed: bool = False
     island: bool = False  # on the island side of a node partition
@@ -135,10 +138,12 @@ class Leadership(Interval):
     epoch: int | None = None
     word: str | None = None
     role: str = LEADER  # the model's word for a node that leads: primary, holds the lock
+    number: int | None = None  # the view's `leadership`: which one, where its epoch is shared
 
     @property
     def title(self) -> str:
-        return Facts(role=self.role, epoch=self.epoch, word=self.word).title()
+        role = f"{self.role} #{self.number}" if self.number else self.role
+        return Facts(role=role, epoch=self.epoch, word=self.word).title()
 
 
 @dataclass(frozen=True)
@@ -257,6 +262,10 @@ def epoch_of(view: Mapping[str, object]) -> tuple[int | None, str | None]:
         if isinstance(value, int) and not isinstance(value, bool):
             return value, word
     return None, None
+
+
+def _number(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value else None
 
 
 def is_node(view: Mapping[str, object]) -> bool:
@@ -395,6 +404,7 @@ def step_facts(trace: Trace, nodes: Sequence[str], others: Sequence[str]) -> lis
                 epoch=epoch,
                 word=word,
                 leads=leads,
+                leadership=_number(view.get("leadership")),
                 paused=paused,
                 crashed=not up,
                 island=name in island,
@@ -469,9 +479,13 @@ def leaderships(facts: Sequence[Mapping[str, Facts]], nodes: Sequence[str]) -> l
                 found.append(replace(current, stop=i))
                 current = None
             if f.leads and current is None:
-                current = Leadership(name, i, len(facts), epoch, f.word, f.role or LEADER)
+                current = Leadership(
+                    name, i, len(facts), epoch, f.word, f.role or LEADER, f.leadership
+                )
             elif current is not None and current.epoch is None and epoch is not None:
                 current = replace(current, epoch=epoch, word=f.word)
+            if current is not None and current.number is None and f.leadership:
+                current = replace(current, number=f.leadership)
         if current is not None:
             found.append(current)
     return sorted(found, key=lambda lead: (lead.start, nodes.index(lead.who)))

@@ -120,7 +120,7 @@ def test_every_split_brain_is_two_overlapping_bars_in_two_colours(protocol: str)
     a, b = overlapping[0]
     assert a.attrs["fillcolor"] != b.attrs["fillcolor"]
     tags = [text([i]).strip(" <>") for i in items if re.fullmatch(r"lead\d+_tag", i.name)]
-    assert all(re.fullmatch(r"leader( #\d+| \((term|token|znode) \d+\))?", t) for t in tags)
+    assert all(re.fullmatch(r"leader( #\d+)?( \((term|token|znode) \d+\))?", t) for t in tags)
     assert any(i.name.startswith("brain") and "two leaders" in i.attrs["label"] for i in items)
     # the legend says what overlaps: two leaders of one epoch, or (numbered by the checker,
     # #N) two leaders of a protocol that has no epoch to rank them
