@@ -72,7 +72,8 @@ class Client(NamedTuple):
     def describe(self) -> dict[str, object]:
         # the role in Redlock's own words (the chart's bars follow `is_leader`)
         role = "holds the lock" if self.is_leader else "acquiring" if self.asked else "no lock"
-        return {**self._asdict(), "role": role}
+        pending = self.ghost if self.checked else 0  # a write decided, under this leadership
+        return {**self._asdict(), "role": role, "pending_write_leadership": pending}
 
     def summary(self) -> str:
         if self.asked:

@@ -573,7 +573,7 @@ class _Chart:
         if ln.pendings:
             out.append(("pending", "dashed line left of a lifeline: a write decided, not yet made"))
         if ln.expiries:
-            out.append(("expiry", "bar across the store: what it let go of by time"))
+            out.append(("expiry", "bar across a lifeline: what it let go of by time"))
         if any(ln.ticks) and self.ctx.tick_seconds is not None:
             out.append(("word", f"time: real time so far (a tick is {self.ctx.time_text(1)})"))
         elif any(ln.ticks):

@@ -582,20 +582,24 @@ def faults(trace: Trace) -> list[Fault]:
 
 
 def expiries(trace: Trace, others: Sequence[str]) -> list[Expiry]:
-    """Where a countdown (`*_left`) of the store or storage reaches 0 at a step that is
-    no call to it: it ran out by time."""
+    """Where the store, the storage or another such lane lets go of something by time, at
+    a step that is no call to it: a countdown of its view (`*_left`) reaches 0, or at a
+    tick a field of its view empties (a Redis master's key that expires)."""
     found = []
     for before, step in zip(trace.steps, trace.steps[1:], strict=False):
         act = step.action
         for who in others:
             if act is not None and who in (act.actor, act.target):
                 continue
-            what = ran_out(before.view.get(who, {}), step.view.get(who, {}))
-            if what:
+            was, now = before.view.get(who, {}), step.view.get(who, {})
+            what = ran_out(was, now)
+            emptied = is_tick(act) and any(
+                key in was and not _empty(was[key]) and _empty(value) for key, value in now.items()
+            )
+            if what or emptied:
                 after = step.summary.get(who, "")
-                changed = after and after != before.summary.get(who, "")
-                words = after if changed else f"{what} ran out"
-                found.append(Expiry(step.index, who, words))
+                changed = bool(after) and after != before.summary.get(who, "")
+                found.append(Expiry(step.index, who, after if changed else f"{what} ran out"))
     return found
 
 

@@ -349,7 +349,7 @@ def test_a_lost_request_ends_in_a_cross_and_the_store_lets_the_lease_go_by_time(
     assert items["expiry0_a"].attrs["class"] == f"step-{expiry.step} expiry"
     words = text(list(items.values()))
     assert "lost, or cannot arrive: ends in a cross where it stops" in words
-    assert "bar across the store: what it let go of by time" in words
+    assert "bar across a lifeline: what it let go of by time" in words
 
 
 def test_a_fault_the_model_declares_gets_a_diamond_and_a_legend_entry() -> None:
