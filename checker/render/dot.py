@@ -1272,7 +1272,7 @@ class _Chart:
                 x,
                 y,
                 d.words,
-                _classes(d.step, kind="datum"),
+                _classes(d.step, kind="datum" if d.key else "authority"),
                 f"step {d.step}, {d.who}: {d.key} {d.old!r} -> {d.new!r}"
                 + (
                     f", and {d.before_crash!r} before its crash wiped it"
@@ -1293,15 +1293,32 @@ class _Chart:
         reads = self.ctx.outcome.prop.reads
         shown = data_changes(self.trace, self.cols, reads)
         last = self.trace.steps[-1]
-        if not self.deciding(last.index) or last.action is None:
-            return shown
-        for who in dict.fromkeys((last.action.actor, last.action.target)):
-            view = last.view.get(who or "", {})
-            for key in reads:
-                changed = any(d.step == last.index and d.who == who and d.key == key for d in shown)
-                if who in self.x and key in view and not changed:
-                    shown.append(Datum(last.index, who, key, view[key], view[key]))
-        return shown
+        if self.deciding(last.index) and last.action is not None:
+            for who in dict.fromkeys((last.action.actor, last.action.target)):
+                view = last.view.get(who or "", {})
+                for key in reads:
+                    changed = any(
+                        d.step == last.index and d.who == who and d.key == key for d in shown
+                    )
+                    if who in self.x and key in view and not changed:
+                        shown.append(Datum(last.index, who, key, view[key], view[key]))
+        return shown + self._authority(shown)
+
+    def _authority(self, shown: Sequence[Datum]) -> list[Datum]:
+        """What the store, a lock's masters or another such lane now holds, in its own
+        summary, where it changes and nothing else on its lane says so (no datum the claim
+        reads, no expiry, no crash): who holds what, the authority a node's belief is
+        measured against."""
+        said = {(d.step, d.who) for d in shown} | {(e.step, e.who) for e in self.lanes.expiries}
+        said |= {(c.start, c.who) for c in self.lanes.crashes}
+        said |= {(c.stop, c.who) for c in self.lanes.crashes}
+        found = []
+        for before, step in zip(self.trace.steps, self.trace.steps[1:], strict=False):
+            for who in self.lanes.others:
+                now = step.summary.get(who, "")
+                if now and now != before.summary.get(who, "") and (step.index, who) not in said:
+                    found.append(Datum(step.index, who, "", before.summary.get(who), now))
+        return found
 
     def _data_sides(self, name: str, i: int) -> tuple[tuple[float, str], tuple[float, str]]:
         """Where a datum on lane `name` at step i goes, first choice first: left of the
@@ -1953,7 +1970,7 @@ def _text_box(
     lines: Sequence[str], x: float, y: float, size: float, align: str, bold: bool = False
 ) -> tuple[float, float, float, float]:
     """Where text drawn at (x, y) with `align` lies, as tightly as it looks."""
-    w = max(_em(line) for line in lines) * size * (1.06 if bold else 1.0) + 4
+    w = max(_em(line) for line in lines) * size * (1.08 if bold else 1.0) + 6
     h = LINE_H * len(lines)
     # text aligned RIGHT is drawn in a cell Graphviz may widen to its left (`_Canvas.text`)
     left = {"LEFT": x, "RIGHT": x - w - 5}.get(align, x - w / 2)

@@ -288,7 +288,7 @@ class Datum:
     @property
     def words(self) -> list[str]:
         """The datum as drawn: its new value, and on a second line what a crash wiped."""
-        said = [f"{self.key} {_value_words(self.new)}"]
+        said = [f"{self.key} {_value_words(self.new)}".strip()]  # no key: a lane's summary
         if self.before_crash is not None:
             said.append(f"({_value_words(self.before_crash)} before the crash)")
         return said

@@ -145,3 +145,23 @@ def test_a_vote_given_twice_across_a_crash_is_marked() -> None:
     assert "(n1 before the crash)" in words
     assert words[words.index("(n1 before the crash)") - 1] == "voted_for n4"
     assert "(n1 before the crash)" not in texts(COUNTEREXAMPLES / "raft-no-quorum.svg")
+
+
+def _lane_words(svg: Path, kind: str) -> list[str]:
+    found = []
+    for group in ET.parse(svg).getroot().iter(f"{SVG}g"):
+        if kind in (group.get("class") or "").split():
+            found += [t.text or "" for t in group.iter(f"{SVG}text")]
+    return found
+
+
+def test_who_holds_what_is_on_every_redlock_chart() -> None:
+    """Each master's owner where it changes, on all three of the tutorial's charts: as the
+    claim's datum where single-leader reads it, else as the master's own summary (the
+    authority a client's belief is measured against); and the store's lease in Patroni's."""
+    charts = ROOT / "examples" / "counterexamples"
+    for name in ("redlock.svg", "redlock.no-stale-write.svg", "redlock-gc-pause.svg"):
+        said = _lane_data(charts / name) + _lane_words(charts / name, "authority")
+        assert any(w.startswith(("owner n1", "n1, ")) for w in said), name
+        assert any(w.startswith(("owner n2", "n2, ")) for w in said), name
+    assert "lease t1: n1" in _lane_words(COUNTEREXAMPLES / "patroni.svg", "authority")
