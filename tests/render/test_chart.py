@@ -376,6 +376,12 @@ def test_a_restart_is_a_ring_and_a_heal_says_healed() -> None:
     assert rings and "restart: the lifeline starts again at the ring" in text(
         list(restarted.values())
     )
+    store = {i.name: i for i in _committed("counterexamples/redis-lock.no-stale-write.dot")}
+    # a store crash: a cross on the store's lane, and its restart a ring there
+    assert "crash_store_0_0_a" in store and "crashed" in text([store["crash_store_0_tag"]])
+    (ring,) = [i for i in store.values() if i.name.startswith("fault") and
+               i.attrs.get("shape") == "circle"]  # fmt: skip
+    assert ring.xy[0] == pytest.approx(store["h_store"].xy[0])
     healed = _committed("counterexamples/bully-flapping.dot")
     assert "healed" in text([i for i in healed if i.name.startswith("fault")])
     assert "never settles: n2 goes follower" in text(healed)

@@ -143,6 +143,12 @@ def test_opens_at_the_deciding_step_with_the_chart_legible_above_the_table(
         last,
     )
     assert 0 < band <= cell + 1, (band, cell)
+    # current and deciding at once: its words stay red, not the current step's blue
+    fill = tab.evaluate(
+        "n => getComputedStyle(document.querySelector('#chart-r' + n + '_step text')).fill", last
+    )
+    # (a lasso has no deciding step: its last is blue as the current one)
+    assert fill == ("rgb(192, 57, 43)" if name == "lease-no-fencing" else "rgb(11, 87, 208)"), fill
     ARTIFACTS.mkdir(exist_ok=True)
     tab.screenshot(path=str(ARTIFACTS / f"{name}-{width}-opened.png"))
     tab.keyboard.press("Home")

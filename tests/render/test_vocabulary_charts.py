@@ -165,3 +165,30 @@ def test_who_holds_what_is_on_every_redlock_chart() -> None:
         assert any(w.startswith(("owner n1", "n1, ")) for w in said), name
         assert any(w.startswith(("owner n2", "n2, ")) for w in said), name
     assert "lease t1: n1" in _lane_words(COUNTEREXAMPLES / "patroni.svg", "authority")
+
+
+def test_what_a_verdict_names_is_on_its_chart() -> None:
+    """lease-blind-write's verdict names leadership #2 under token 1: its bar says so; the
+    tutorial's no-stale-write verdict names epoch 2: the storage's hi_epoch 2 is on the
+    deciding row; Patroni's roles are its own words; even-quorum's cycle says no node acts."""
+    blind = " ".join(texts(COUNTEREXAMPLES / "lease-blind-write.no-stale-write.svg"))
+    assert "#2, under token 1 handed out twice" in blind and "leader #2 (token 1)" in blind
+    redlock = ROOT / "examples" / "counterexamples" / "redlock.no-stale-write.svg"
+    assert "epoch below" in " ".join(texts(redlock)) or "below epoch 2" in " ".join(texts(redlock))
+    assert _lane_data(redlock)[-1] == "hi_epoch 2"  # drawn last: at the deciding step
+    patroni = " ".join(texts(COUNTEREXAMPLES / "patroni-sync.svg"))
+    assert "primary (token 1)" in patroni and "replica" in patroni and "follower" not in patroni
+    quorum = " ".join(texts(COUNTEREXAMPLES / "even-quorum.svg"))
+    assert "only the clock ticks: no node acts" in quorum
+
+
+def test_every_committed_chart_is_legible_fitted_to_1400_px() -> None:
+    """No chart is so wide that, fitted to 1,400 px, its 11 pt labels fall below 11 px:
+    at most 1,350 pt (a lane narrows past five of them, the verdict sits under the rows)."""
+    for svg in [
+        *COUNTEREXAMPLES.glob("*.svg"),
+        *(ROOT / "examples" / "counterexamples").glob("*.svg"),
+    ]:
+        width = float(ET.parse(svg).getroot().get("width", "0pt").removesuffix("pt"))
+        assert 0 < width <= 1350, (svg.name, width)
+        assert 11 * 4 / 3 * min(1.0, 1400 / (width * 4 / 3)) >= 11, svg.name
