@@ -70,7 +70,12 @@ def test_random_schedules_catch_two_holders_at_once(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.exit_code == 1, result.output
     record = json.loads(timeline.read_text())
-    assert record["verdict"] == "DIVERGES"
+    assert record["violating_history"] is not None  # two holders at once, on the real Redis
+    # the model says one holder, so the history diverges from it; on a machine too busy to
+    # keep the time mapping the run says so instead of judging (INCOMPLETE, and why)
+    if record["verdict"] != "DIVERGES":
+        assert record["verdict"] == "INCOMPLETE", record["verdict"]
+        assert record["schedules_unjudged"] or record["budget_ran_out"], record["fell_behind"]
     assert record["coverage"]["schedules_with_anomaly"].get("single-leader", 0) >= 1, record[
         "coverage"
     ]
