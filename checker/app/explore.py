@@ -433,9 +433,11 @@ class _Handler(BaseHTTPRequestHandler):
         if url.path == "/bye":
             self._bye()
             return
-        new = self._page_token() if url.path == "/" else self._session()
+        if url.path != "/":
+            self._session()
         exploration = self.server.exploration
         if url.path == "/":
+            new = self._page_token()
             page = explore_page(exploration.meta(), KEEPALIVE_SECONDS)
             self._send(HTTPStatus.OK, page, "text/html; charset=utf-8", new)
         elif url.path == "/alive":
