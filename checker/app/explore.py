@@ -353,6 +353,12 @@ class ExploreServer(ThreadingHTTPServer):
             self.token = None
         return self.token
 
+    def held_by_another(self, given: str | None) -> bool:
+        """Whether a live session is held, and not with the token `given` (call with
+        session_lock held)."""
+        holder = self.holder()
+        return holder is not None and (given is None or not secrets.compare_digest(given, holder))
+
     def busy_words(self) -> str:
         """What a refused browser is told: who holds the session and when to come back."""
         quiet = max(0.0, self.clock() - self.heard)
@@ -454,8 +460,7 @@ class _Handler(BaseHTTPRequestHandler):
         without a cookie one (returned, to set)."""
         server, given = self.server, self._token()
         with server.session_lock:
-            holder = server.holder()
-            if holder is not None and (given is None or not secrets.compare_digest(given, holder)):
+            if server.held_by_another(given):
                 raise Refused(HTTPStatus.CONFLICT, server.busy_words(), text=True)
         return None if given else secrets.token_urlsafe(24)
 
@@ -464,21 +469,18 @@ class _Handler(BaseHTTPRequestHandler):
         (or its holder went quiet); any other is refused, told when to come back."""
         server, given = self.server, self._token()
         with server.session_lock:
-            holder = server.holder()
-            if given is None:
-                words = f"open {server.url} first" if holder is None else server.busy_words()
-                raise Refused(HTTPStatus.CONFLICT, words, text=True)
-            if holder is not None and not secrets.compare_digest(given, holder):
+            if server.held_by_another(given):
                 raise Refused(HTTPStatus.CONFLICT, server.busy_words(), text=True)
+            if given is None:
+                raise Refused(HTTPStatus.CONFLICT, f"open {server.url} first", text=True)
             server.token, server.heard = given, server.clock()
 
     def _bye(self) -> None:
         """The page's tab closes: its session is let go (anyone else's stays)."""
         server, given = self.server, self._token()
         with server.session_lock:
-            if given is not None and server.token is not None:
-                if secrets.compare_digest(given, server.token):
-                    server.token = None
+            if given is not None and not server.held_by_another(given):
+                server.token = None  # its own session, or none left to hold
         self._json(HTTPStatus.OK, {"bye": True})
 
     def _token(self) -> str | None:

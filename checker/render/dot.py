@@ -40,6 +40,7 @@ import re
 import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import graphviz
 
@@ -59,6 +60,7 @@ from leadercheck.checker.render.lanes import (
     Message,
     data_changes,
     is_fault,
+    is_recovery,
     lanes,
     ran_out,
 )
@@ -97,6 +99,8 @@ _TIME_WORD = re.compile(r"\bat t=(\d+)")
 
 # Layers, bottom to top (every edge is drawn below them all: outputorder=edgesfirst).
 MARKS, BANDS, CELLS, BAR, SEGMENT, BOXES, TAGS, LABELS, DOTS, ANCHORS = range(10)
+# A place a label may go: (x, y, align) and whatever its caller keeps with it.
+Spot = TypeVar("Spot", bound=tuple[Any, ...])
 
 # Geometry, in points (y grows downwards here; DOT's grows upwards).
 TIME_X = 22.0
@@ -170,12 +174,12 @@ class _Canvas:
         self.placed.append((left, top, right, bottom))
         self.marks.append((left, top, right, bottom))
 
-    def best(
-        self, lines: Sequence[str], spots: Sequence[tuple[float, float, str]], size: float = SMALL
-    ) -> tuple[float, float, str]:
-        """The first of `spots` (x, y, align) where `lines` overlap nothing placed so far,
-        else the least crowded one."""
-        crowding = [self.crowding(*_text_box(lines, x, y, size, a)) for x, y, a in spots]
+    def best(self, lines: Sequence[str], spots: Sequence[Spot], size: float = SMALL) -> Spot:
+        """The first of `spots` (x, y, align, and whatever the caller keeps with them) where
+        `lines` overlap nothing placed so far, else the least crowded one."""
+        crowding = [
+            self.crowding(*_text_box(lines, spot[0], spot[1], size, spot[2])) for spot in spots
+        ]
         return spots[crowding.index(min(crowding))]
 
     def free(self, left: float, top: float, right: float, bottom: float) -> bool:
@@ -470,6 +474,12 @@ class _Chart:
     # -- the chart ---------------------------------------------------------------------------
 
     def build(self) -> str:
+        """The chart in DOT."""
+        self.draw()
+        return self.canvas.source(self.ctx.headline)
+
+    def draw(self) -> None:
+        """Every element of the chart onto the canvas."""
         self._legend()
         self._header()
         self._rows()
@@ -488,7 +498,6 @@ class _Chart:
         self._partitions()  # their tags find room among the labels above
         self._store_cuts()
         self._verdict()
-        return self.canvas.source(self.ctx.headline)
 
     # legend --------------------------------------------------------------------------------
 
@@ -794,12 +803,7 @@ class _Chart:
                 )
             # the actor's mark
             act = step.action
-            marked = (
-                act is not None
-                and not is_fault(act)
-                and act.kind != RECOVERY
-                and act.name not in ("resume", "restart")  # a saved trace's have no kind
-            )
+            marked = act is not None and not is_fault(act) and not is_recovery(act)
             if act is not None and marked and act.actor in self.x and not self._delivers(i):
                 x = self.x[act.actor]
                 cv.node(
@@ -1256,14 +1260,11 @@ class _Chart:
         for k, d in enumerate(self._data_shown()):
             below = stacked.get((d.step, d.who), 0)
             spots = [
-                (x, align, n, g.c(d.step) + 9 + LINE_H * (below + n + (len(d.words) - 1) / 2))
+                (x, g.c(d.step) + 9 + LINE_H * (below + n + (len(d.words) - 1) / 2), align, n)
                 for x, align in self._data_sides(d.who, d.step)
                 for n in range(8)
             ]
-            crowding = [
-                cv.crowding(*_text_box(d.words, x, y, SMALL, align)) for x, align, _, y in spots
-            ]
-            x, align, lower, y = spots[crowding.index(min(crowding))]
+            x, y, align, lower = cv.best(d.words, spots)
             stacked[(d.step, d.who)] = below + lower + len(d.words)
             deciding = self.deciding(d.step)
             cv.text(
@@ -1367,12 +1368,10 @@ class _Chart:
                     tip = f"step {i}: {name} is {f.standing}" + (f" ({why})" if why else "")
                     x, align = self._free_side(name, i)
                     other = (2 * self.x[name] - x, "LEFT" if align == "RIGHT" else "RIGHT")
-                    spots = [(x, align, g.c(i) - 9), (*other, g.c(i) - 9)]
-                    spots += [(x, align, g.c(i) + 9), (*other, g.c(i) + 9)]
-                    crowding = [
-                        cv.crowding(*_text_box([title], sx, sy, SMALL, a)) for sx, a, sy in spots
+                    spots = [
+                        (sx, g.c(i) + dy, a) for dy in (-9, 9) for sx, a in ((x, align), other)
                     ]
-                    x, align, y = spots[crowding.index(min(crowding))]
+                    x, y, align = cv.best([title], spots)
                     cv.text(
                         TAGS,
                         f"role_{name}_{i}",
@@ -1775,7 +1774,7 @@ class _Chart:
         its cross or head). Else the least crowded spot."""
         w = _width(label, SMALL) / 2 + 8
         ahead = w if x2 >= x1 else -w
-        spots = (
+        spots: list[tuple[float, float]] = (
             [(x2, y2 + 14 + LINE_H * k) for k in range(3)]
             + [(x2 + ahead, y2), (x2, y2 - 14)]
             + [(x2 - f * ahead, y2 + 14 + LINE_H * k) for k in range(3) for f in (1, 1.5, 2)]
@@ -1789,10 +1788,8 @@ class _Chart:
             for dy in (-8, 8, -17, 17)
             for at in (0.62, 0.42, 0.78, 0.3, 0.52, 0.88, 0.2)
         ]
-        crowding = [
-            self.canvas.crowding(*_text_box([label], x, y, SMALL, "CENTER")) for x, y in spots
-        ]
-        return spots[crowding.index(min(crowding))]
+        x, y, _ = self.canvas.best([label], [(x, y, "CENTER") for x, y in spots])
+        return x, y
 
     @staticmethod
     def _message_words(m: Message) -> str:
@@ -2070,7 +2067,7 @@ def trace_to_dot(ctx: TraceContext) -> str:
     Drawn twice: the first time finds every arrow and mark (their places never depend on
     a label's), the second places each label knowing all of them, not only those before."""
     first = _Chart(ctx)
-    first.build()
+    first.draw()
     second = _Chart(ctx)
     second.canvas.lines.extend(first.canvas.lines)
     second.canvas.placed.extend(first.canvas.marks)

@@ -47,6 +47,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from leadercheck.checker.engine.replay import SavedTrace
 from leadercheck.checker.model import (
@@ -60,6 +61,7 @@ from leadercheck.checker.model import (
 )
 from leadercheck.checker.trace import Step, Trace
 
+T = TypeVar("T")
 LEADER = "leader"
 # The epoch keys of a node's view, first found wins, and the word each is shown with.
 EPOCH_WORDS: tuple[tuple[str, str], ...] = (
@@ -75,6 +77,7 @@ EPOCH_WORDS: tuple[tuple[str, str], ...] = (
 GHOST = "epoch"  # the word of an epoch the checker counts where the protocol has none
 # What a saved trace's faults are called (a trace file keeps no action kinds).
 FAULT_NAMES = frozenset({"crash", "lose", "partition", "pause"})
+RECOVERY_NAMES = frozenset({"restart", "resume", "heal"})
 _MESSAGE = re.compile(r"(?P<kind>[^()]+)\((?P<sender>[^()]+?)->(?P<receiver>[^()]+)\)")
 
 DELIVERED, LOST, IN_FLIGHT = "delivered", "lost", "in flight"
@@ -151,7 +154,6 @@ class Pause(Interval):
     """A paused node, its role and epoch when the pause began, and what ran out meanwhile."""
 
     belief: str = ""
-    believes_leader: bool = False
     meanwhile: str = ""  # what ran out while it was paused: "its lease ran out at t=2"
 
 
@@ -433,6 +435,13 @@ def is_fault(action: Action) -> bool:
     return action.kind == FAULT or (action.kind == UNKNOWN_KIND and action.name in FAULT_NAMES)
 
 
+def is_recovery(action: Action) -> bool:
+    """A recovery by its declared kind (by its name only where the kind is unknown)."""
+    return action.kind == RECOVERY or (
+        action.kind == UNKNOWN_KIND and action.name in RECOVERY_NAMES
+    )
+
+
 def clock(trace: Trace) -> tuple[tuple[int, ...], tuple[bool, ...]]:
     """Per step: the ticks so far, and whether the step is one."""
     ticks = tuple(is_tick(s.action) for s in trace.steps)
@@ -446,16 +455,22 @@ def clock(trace: Trace) -> tuple[tuple[int, ...], tuple[bool, ...]]:
 # -- intervals -------------------------------------------------------------------------------
 
 
+def _spans(values: Sequence[T | None]) -> list[tuple[int, int, T]]:
+    """Maximal runs of one value that is set (not None, empty or False) as (start, stop,
+    value): a partition's island, a pending write, a node's being paused."""
+    spans, start = [], 0
+    for i in range(1, len(values) + 1):
+        if i == len(values) or values[i] != values[start]:
+            value = values[start]
+            if value:
+                spans.append((start, i, value))
+            start = i
+    return spans
+
+
 def _runs(flags: Sequence[bool]) -> list[tuple[int, int]]:
     """Maximal runs of True as (start, stop)."""
-    runs, start = [], None
-    for i, flag in enumerate([*flags, False]):
-        if flag and start is None:
-            start = i
-        elif not flag and start is not None:
-            runs.append((start, i))
-            start = None
-    return runs
+    return [(start, stop) for start, stop, _ in _spans(flags)]
 
 
 def _known(epoch: int | None, word: str | None) -> int | None:
@@ -502,9 +517,7 @@ def pauses(
         for start, stop in _runs([row[name].paused for row in facts]):
             before = facts[start - 1 if start else start][name]  # what it knew when it stopped
             meanwhile = _ran_out(trace, name, start, stop, times) if trace is not None else ""
-            found.append(
-                Pause(name, start, stop, before.title(), facts[start][name].leads, meanwhile)
-            )
+            found.append(Pause(name, start, stop, before.title(), meanwhile))
     return sorted(found, key=lambda p: (p.start, nodes.index(p.who)))
 
 
@@ -535,35 +548,26 @@ _PENDING = re.compile(r"pending_(?P<what>[a-z]+)(?:_(?P<carrier>[a-z_]+))?")
 def pendings(trace: Trace, nodes: Sequence[str]) -> list[Pending]:
     """Per node, each run of steps with the same `pending_*` values set (0, none or empty:
     nothing pending): a write decided under token 1 is `write pending (token 1)`."""
-    found = []
-    for name in nodes:
-        held: list[tuple[str, str] | None] = []
-        for step in trace.steps:
-            view = step.view.get(name, {})
-            parts: dict[str, list[str]] = {}
-            for key, value in view.items():
-                match = _PENDING.fullmatch(key)
-                if match is None or _empty(value) or isinstance(value, bool):
-                    continue
-                carrier = (match["carrier"] or "").replace("_", " ")
-                words = f"{carrier} {_value_words(value)}".strip()
-                parts.setdefault(match["what"], []).append(words)
-            held.append(
-                next(((what, ", ".join(w)) for what, w in sorted(parts.items())), None)
-                if parts
-                else None
-            )
-        start = 0
-        for i in range(1, len(held) + 1):
-            if i == len(held) or held[i] != held[start]:
-                if held[start] is not None:
-                    what, carries = held[start]  # type: ignore[misc]
-                    found.append(Pending(name, start, i, what, carries))
-                start = i
+    found = [
+        Pending(name, start, stop, what, carries)
+        for name in nodes
+        for start, stop, (what, carries) in _spans(
+            [_pending(step.view.get(name, {})) for step in trace.steps]
+        )
+    ]
     return sorted(found, key=lambda p: (p.start, nodes.index(p.who)))
 
 
-RECOVERY_NAMES = frozenset({"restart", "resume", "heal"})
+def _pending(view: Mapping[str, object]) -> tuple[str, str] | None:
+    """What a view holds pending, the first in name order: (`write`, `token 1, ...`)."""
+    parts: dict[str, list[str]] = {}
+    for key, value in view.items():
+        match = _PENDING.fullmatch(key)
+        if match is None or _empty(value) or isinstance(value, bool):
+            continue
+        carrier = (match["carrier"] or "").replace("_", " ")
+        parts.setdefault(match["what"], []).append(f"{carrier} {_value_words(value)}".strip())
+    return min(((what, ", ".join(w)) for what, w in parts.items()), default=None)
 
 
 def faults(trace: Trace) -> list[Fault]:
@@ -573,8 +577,7 @@ def faults(trace: Trace) -> list[Fault]:
         act = step.action
         if act is None:
             continue
-        unknown = act.kind == UNKNOWN_KIND
-        recovery = act.kind == RECOVERY or (unknown and act.name in RECOVERY_NAMES)
+        recovery = is_recovery(act)
         if recovery or is_fault(act):
             note = str(act.note) if act.note else ""
             found.append(Fault(step.index, act.name, act.actor, act.target, recovery, note))
@@ -623,17 +626,11 @@ def store_cuts(facts: Sequence[Mapping[str, Facts]], nodes: Sequence[str]) -> li
 
 def partitions(trace: Trace, nodes: Sequence[str]) -> list[Partition]:
     """Each run of steps with the same non-empty island, and the rest of the nodes."""
-    found: list[Partition] = []
     sides = [tuple(sorted(_names(_network(s).get("island")))) for s in trace.steps]
-    start = 0
-    for i in range(1, len(sides) + 1):
-        if i == len(sides) or sides[i] != sides[start]:
-            if sides[start]:
-                island = sides[start]
-                rest = tuple(n for n in nodes if n not in island)
-                found.append(Partition(start, i, island, rest))
-            start = i
-    return found
+    return [
+        Partition(start, stop, island, tuple(n for n in nodes if n not in island))
+        for start, stop, island in _spans(sides)
+    ]
 
 
 # -- messages --------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ def test_the_old_lease_holder_pauses_its_lease_runs_out_and_its_write_stays_pend
     ln = lanes(context("lease-no-fencing", "no-stale-write").trace)
     (pause,) = ln.pauses
     assert (pause.who, pause.start, pause.stop) == ("n1", 3, 9)
-    assert pause.belief == "leader (token 1)" and pause.believes_leader
+    assert pause.belief == "leader (token 1)" and ln.facts[pause.start]["n1"].leads
     assert pause.meanwhile == "its lease ran out at t=2"
     old, new = ln.leaderships
     assert (old.who, old.epoch, old.word) == ("n1", 1, "token")

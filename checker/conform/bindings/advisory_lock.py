@@ -27,6 +27,7 @@ from leadercheck.checker.conform.bindings.lease_facts import (
     lease_fact,
     storage_fact,
 )
+from leadercheck.checker.conform.bindings.postgres import postgres_config
 from leadercheck.checker.conform.clients.advisory_lock import HOLDER, SCHEMA_SQL
 from leadercheck.checker.conform.clients.postgres import connect
 from leadercheck.checker.conform.world import Facts, World
@@ -51,15 +52,7 @@ class AdvisoryLock(LeaseBinding):
         return "advisory_lock"
 
     def client_config(self, world: World, node: str) -> dict[str, Any]:
-        return {
-            "name": node,
-            "dsn": world.extra["dsn"],
-            "store": list(world.link_address(node)),
-            "schema": self.schema,
-            "lock_key": self.key,
-            "fencing": self.fencing,
-            "timeout": world.timing.call_timeout / 2,
-        }
+        return postgres_config(world, node, self.schema, lock_key=self.key, fencing=self.fencing)
 
     def _connect(self, world: World) -> Any:
         return connect(world.extra["dsn"], self.schema, world.timing.call_timeout / 2)

@@ -36,6 +36,19 @@ from leadercheck.checker.model import Action
 ROW_FREE, ROW_TAKEN = "row free", "row taken"
 
 
+def postgres_config(world: World, node: str, schema: str, **own: Any) -> dict[str, Any]:
+    """What a PostgreSQL client of ours is told: its name, the server (through its own link
+    to it), its schema, what its protocol needs (`own`), and how long a call may take."""
+    return {
+        "name": node,
+        "dsn": world.extra["dsn"],
+        "store": list(world.link_address(node)),
+        "schema": schema,
+        **own,
+        "timeout": world.timing.call_timeout / 2,
+    }
+
+
 class PostgresLeaseRow(LeaseBinding):
     system = "postgres"
     CALLS = {
@@ -58,15 +71,13 @@ class PostgresLeaseRow(LeaseBinding):
         self.tokens = TokenNumbers(literal=True)
 
     def client_config(self, world: World, node: str) -> dict[str, Any]:
-        return {
-            "name": node,
-            "dsn": world.extra["dsn"],
-            "store": list(world.link_address(node)),
-            "schema": self.schema,
-            "ttl_seconds": world.timing.ttl_seconds(int(self.params["ttl"])),
-            "blind": self.blind,
-            "timeout": world.timing.call_timeout / 2,
-        }
+        return postgres_config(
+            world,
+            node,
+            self.schema,
+            ttl_seconds=world.timing.ttl_seconds(int(self.params["ttl"])),
+            blind=self.blind,
+        )
 
     def _connect(self, world: World) -> psycopg.Connection[Any]:
         """A direct connection for the harness's own reads (one per use: none is left open)."""
