@@ -1,16 +1,18 @@
-"""The raft-election benchmark in Promela, and Spin's `pan` run on it, for side-by-side timing.
+"""Spin's `pan` on the raft-election benchmark at its best, timed side by side with `verify`.
 
-`promela(n, nc, max_term, variant)` writes the raft-election benchmark
-(models/raft_election.py) as one Promela process whose every action instance is one
-`d_step` option of a loop, so Spin's "states, stored" is the benchmark's distinct-state
-count and its "transitions" the generated count (tests check both against the reference).
-The message set is a bit per possible message, indexed by (term, source, destination[,
-granted]); ElectionSafety is asserted at the end of every step, inside the step, so it adds
-no state.
+The Promela is the shared benchmark's own compact encoding (raft_election.pml beside this
+module, a copy of ../shared/benchmarks/raft_election.pml): a byte per node variable and one
+bit per possible message, packed in ints (a 68 to 76-byte state vector), one `d_step` per
+action instance, so Spin's "states, stored" is the benchmark's distinct-state count and its
+"transitions" the generated count (tests check both against the reference). An earlier
+encoding of our own, a `bit` array per message kind, made Spin store a byte per bit (a
+228-byte vector) and ran pan with a ten-million-deep stack: twice the time and three times
+the memory of this one, so it flattered `verify`.
 
-`SpinRun` compiles the verifier once (`spin -a`, then `cc -O2 -DSAFETY`: Spin's default
-depth-first search, no compression) and runs it. `verify bench --spin` times it against
-`verify --protocol raft-election ... --symmetry` (checker/app/benchmarks/timed.py pairs them).
+`SpinRun` compiles the verifier once (`spin -D... -a`, then `cc -O2 -DSAFETY`: Spin's
+default depth-first search, no compression, its default depth bound, which these models'
+searches stay far below) and runs it. `verify bench --spin` times it against `verify
+--protocol raft-election ...`, with `--symmetry` and without reductions, each a whole process.
 """
 
 from __future__ import annotations
@@ -33,88 +35,9 @@ from typing import Any
 from leadercheck.checker.errors import LeadercheckError
 
 VARIANTS = {"correct": 0, "noquorum": 1, "forgetvote": 2}
-DEPTH = 10_000_000  # pan's search depth bound: far above any of these models' DFS stacks
-
-
-def promela(n: int, nc: int, max_term: int, variant: str = "correct") -> str:
-    """The benchmark as Promela text (node ids 1..n, roles 0 follower 1 candidate 2 leader)."""
-    if variant not in VARIANTS:
-        raise LeadercheckError(f"unknown raft-election variant {variant!r}")
-    need = "2" if variant == "noquorum" else f"{n // 2 + 1}"
-    forget = variant == "forgetvote"
-    nn = n + 1
-    terms = max_term + 1
-
-    def rv(t: str, s: int | str, d: int | str) -> str:
-        return f"rv[({t}) * {nn * nn} + ({s}) * {nn} + ({d})]"
-
-    def rvr(t: str, s: int | str, d: int | str, g: int | str) -> str:
-        return f"rvr[(({t}) * {nn * nn} + ({s}) * {nn} + ({d})) * 2 + ({g})]"
-
-    safe = " && ".join(
-        f"!(role[{i}] == 2 && role[{j}] == 2 && term[{i}] == term[{j}])"
-        for i in range(1, n + 1)
-        for j in range(i + 1, n + 1)
-    )
-    lines = [
-        f"/* raft-election N={n} NC={nc} MaxTerm={max_term} variant={variant} */",
-        f"byte term[{nn}] = 1; byte role[{nn}]; byte voted[{nn}]; byte granted[{nn}];",
-        f"bit rv[{terms * nn * nn}]; bit rvr[{terms * nn * nn * 2}];",
-        "byte ti; byte vf; bit grant;  /* scratch, zero between steps */",
-        "active proctype raft() {",
-        "end: do",
-    ]
-    for i in range(1, n + 1):
-        if i <= nc:
-            sends = "; ".join(rv(f"term[{i}]", i, j) + " = 1" for j in range(1, n + 1) if j != i)
-            lines.append(
-                f"  :: d_step {{ (role[{i}] != 2 && term[{i}] < {max_term}) -> "
-                f"term[{i}]++; role[{i}] = 1; voted[{i}] = {i}; granted[{i}] = {1 << i}; "
-                f"{sends}; assert({safe}) }}"
-            )
-        count = " + ".join(f"((granted[{i}] >> {j}) & 1)" for j in range(1, n + 1))
-        lines.append(
-            f"  :: d_step {{ (role[{i}] == 1 && ({count}) >= {need}) -> role[{i}] = 2; "
-            f"assert({safe}) }}"
-        )
-    for t in range(2, max_term + 1):
-        for s in range(1, n + 1):
-            for d in range(1, n + 1):
-                if s == d:
-                    continue
-                m = rv(str(t), s, d)
-                # HandleRequestVote(RV(t, s, d)): node d answers candidate s
-                vote = (
-                    ""
-                    if forget
-                    else f"if :: grant -> voted[{d}] = {s} :: else -> voted[{d}] = vf fi; "
-                )
-                grants = "(vf == 0 || vf == " + str(s) + ")" if not forget else "1"
-                lines.append(
-                    f"  :: d_step {{ {m} -> {m} = 0; "
-                    f"if :: {t} > term[{d}] -> ti = {t}; vf = 0; role[{d}] = 0; granted[{d}] = 0; "
-                    f"voted[{d}] = 0 :: else -> ti = term[{d}]; vf = voted[{d}] fi; "
-                    f"term[{d}] = ti; "
-                    f"if :: ({t} == ti && {grants}) -> grant = 1 :: else -> grant = 0 fi; "
-                    f"{vote}"
-                    f"{rvr('ti', d, s, 'grant')} = 1; ti = 0; vf = 0; grant = 0; "
-                    f"assert({safe}) }}"
-                )
-                lines.append(f"  :: d_step {{ {m} -> {m} = 0; assert({safe}) }}")
-                for g in (0, 1):
-                    r = rvr(str(t), s, d, g)
-                    # HandleRequestVoteResponse(RVR(t, s, d, g)): candidate d hears from s
-                    lines.append(
-                        f"  :: d_step {{ {r} -> {r} = 0; "
-                        f"if :: {t} > term[{d}] -> term[{d}] = {t}; role[{d}] = 0; "
-                        f"voted[{d}] = 0; granted[{d}] = 0 "
-                        f":: ({t} == term[{d}] && role[{d}] == 1 && {g}) -> "
-                        f"granted[{d}] = granted[{d}] | {1 << s} "
-                        f":: else -> skip fi; assert({safe}) }}"
-                    )
-                    lines.append(f"  :: d_step {{ {r} -> {r} = 0; assert({safe}) }}")
-    lines += ["od", "}"]
-    return "\n".join(lines) + "\n"
+# The compact encoding of ../shared/benchmarks/raft_election.pml, kept here byte for byte
+# (tests/checker/test_bench_spin.py compares the two where both are present).
+COMPACT = Path(__file__).with_name("raft_election.pml")
 
 
 @dataclass(frozen=True)
@@ -134,6 +57,8 @@ def parse_pan(output: str) -> SpinResult:
             raise LeadercheckError(f"pan's output has no {pattern!r}: {output[-400:]}")
         return float(found.group(1))
 
+    if "max search depth too small" in output:
+        raise LeadercheckError("pan's depth bound cut its search short, so its counts are partial")
     return SpinResult(
         stored=int(number(r"([0-9.e+]+) states, stored")),
         transitions=int(number(r"([0-9.e+]+) transitions \(= stored\+matched\)")),
@@ -151,10 +76,17 @@ class SpinRun:
         spin, cc = shutil.which("spin"), shutil.which("cc") or shutil.which("gcc")
         if spin is None or cc is None:
             raise LeadercheckError("--spin needs Spin and a C compiler (apt-get install spin gcc)")
+        if variant not in VARIANTS:
+            raise LeadercheckError(f"unknown raft-election variant {variant!r}")
         self.directory = Path(tempfile.mkdtemp(prefix="leadercheck-spin-"))
-        model = self.directory / "raft.pml"
-        model.write_text(promela(n, nc, max_term, variant), encoding="utf-8")
-        self._run([spin, "-a", model.name], 120)
+        shutil.copyfile(COMPACT, self.directory / COMPACT.name)
+        defines = [
+            f"-DN={n}",
+            f"-DNC={nc}",
+            f"-DMAXTERM={max_term}",
+            f"-DVARIANT={VARIANTS[variant]}",
+        ]
+        self._run([spin, *defines, "-a", COMPACT.name], 120)
         self._run([cc, "-O2", "-DSAFETY", "-o", "pan", "pan.c"], 300)
         self.pan = self.directory / "pan"
 
@@ -173,7 +105,7 @@ class SpinRun:
 
     def command(self) -> list[str]:
         """The verifier's command line (for timing it as a whole process)."""
-        return [str(self.pan), f"-m{DEPTH}"]
+        return [str(self.pan)]
 
     def run(self, timeout: float = 3600) -> SpinResult:
         return parse_pan(self._run(self.command(), timeout))
@@ -184,7 +116,10 @@ class SpinRun:
 
 # -- side by side ---------------------------------------------------------------------
 
-SIZES = ((3, 3, 3), (4, 4, 2))  # the sizes issue 25 compares with --symmetry against pan
+# The sizes `verify bench --spin` compares: issue 42's three (N, NC, MaxTerm), the third
+# beyond the other two (6.3 million states, 22 s of pan)
+SIZES = ((3, 3, 3), (4, 4, 2), (5, 3, 2))
+SYMMETRY, PLAIN, PAN = "verify --symmetry", "verify", "pan"
 
 
 @dataclass(frozen=True)
@@ -219,82 +154,130 @@ def timed(command: Sequence[str], timeout: float) -> tuple[Timed, str]:
 
 
 @dataclass(frozen=True)
+class Contender:
+    """One command timed at one size: its runs and the distinct states it stored."""
+
+    name: str
+    states: int
+    runs: tuple[Timed, ...]
+
+    @property
+    def seconds(self) -> float:
+        """The median whole-process time."""
+        return statistics.median(r.seconds for r in self.runs)
+
+    @property
+    def peak_bytes(self) -> int:
+        return max(r.peak_bytes for r in self.runs)
+
+    @property
+    def rate(self) -> float:
+        """Distinct states stored per second of the whole process."""
+        return self.states / self.seconds if self.seconds else 0.0
+
+    @property
+    def bytes_per_state(self) -> float:
+        return self.peak_bytes / self.states if self.states else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "states": self.states,
+            "seconds": [round(r.seconds, 3) for r in self.runs],
+            "median_seconds": round(self.seconds, 3),
+            "states_per_second": round(self.rate),
+            "peak_bytes": self.peak_bytes,
+            "peak_bytes_per_state": round(self.bytes_per_state, 1),
+        }
+
+
+@dataclass(frozen=True)
 class SpinRow:
     size: tuple[int, int, int]
-    representatives: int  # verify --symmetry's distinct states
-    spin_states: int  # pan's states stored (every state: Spin has no symmetry here)
-    ours: tuple[Timed, ...]
-    spin: tuple[Timed, ...]
+    contenders: tuple[Contender, ...]  # verify --symmetry, verify (no reductions), pan
 
     @property
     def label(self) -> str:
         n, nc, max_term = self.size
         return f"raft-election N={n} NC={nc} MaxTerm={max_term}"
 
-    def median(self, runs: Sequence[Timed]) -> float:
-        return statistics.median(r.seconds for r in runs)
+    def of(self, name: str) -> Contender:
+        return next(c for c in self.contenders if c.name == name)
 
     @property
     def ratio(self) -> float:
-        """pan's median over ours: above 1, verify --symmetry is the faster."""
-        return self.median(self.spin) / self.median(self.ours)
+        """pan's median over verify --symmetry's: above 1, verify --symmetry is the faster."""
+        return self.of(PAN).seconds / self.of(SYMMETRY).seconds
+
+    @property
+    def rate_share(self) -> float:
+        """verify's distinct states per second without reductions, over pan's."""
+        return self.of(PLAIN).rate / self.of(PAN).rate
 
     def to_json(self) -> dict[str, Any]:
         return {
             "model": self.label,
-            "representatives": self.representatives,
-            "spin_states": self.spin_states,
-            "verify_symmetry_seconds": [round(r.seconds, 3) for r in self.ours],
-            "spin_seconds": [round(r.seconds, 3) for r in self.spin],
-            "verify_peak_bytes": max(r.peak_bytes for r in self.ours),
-            "spin_peak_bytes": max(r.peak_bytes for r in self.spin),
-            "spin_over_verify": round(self.ratio, 3),
+            **{c.name: c.to_json() for c in self.contenders},
+            "pan_over_verify_symmetry": round(self.ratio, 3),
+            "verify_rate_over_pan_rate": round(self.rate_share, 3),
         }
+
+
+def verify_command(size: tuple[int, int, int], out: str, *extra: str) -> list[str]:
+    n, nc, max_term = size
+    return [
+        sys.executable, "-m", "leadercheck.checker.app",
+        "--protocol", "raft-election", "-p", f"N={n}", "-p", f"NC={nc}",
+        "-p", f"MaxTerm={max_term}", "--json", "--out", out, *extra,
+    ]  # fmt: skip
 
 
 def side_by_side(
     sizes: Sequence[tuple[int, int, int]] = SIZES, repeat: int = 3, timeout: float = 3600
 ) -> list[SpinRow]:
-    """For each size: `verify ... --symmetry` and pan, A B A B, `repeat` pairs, each a whole
-    process (pan compiled once beforehand, outside the timing)."""
+    """For each size: `verify --symmetry`, `verify` and pan, in turn, `repeat` rounds, each
+    a whole process (pan compiled once beforehand, outside the timing)."""
     rows = []
-    for n, nc, max_term in sizes:
-        spin = SpinRun(n, nc, max_term)
+    for size in sizes:
+        spin = SpinRun(*size)
         try:
             with tempfile.TemporaryDirectory(prefix="leadercheck-bench-") as out:
-                ours_cmd = [
-                    sys.executable, "-m", "leadercheck.checker.app",
-                    "--protocol", "raft-election", "-p", f"N={n}", "-p", f"NC={nc}",
-                    "-p", f"MaxTerm={max_term}", "--symmetry", "--json", "--out", out,
-                ]  # fmt: skip
-                ours: list[Timed] = []
-                theirs: list[Timed] = []
-                reps = stored = 0
+                commands = {
+                    SYMMETRY: verify_command(size, out, "--symmetry"),
+                    PLAIN: verify_command(size, out),
+                    PAN: spin.command(),
+                }
+                runs: dict[str, list[Timed]] = {name: [] for name in commands}
+                states: dict[str, int] = {}
                 for _ in range(repeat):
-                    run, text = timed(ours_cmd, timeout)
-                    ours.append(run)
-                    reps = json.loads(text)["stats"]["distinct_states"]
-                    run, text = timed(spin.command(), timeout)
-                    theirs.append(run)
-                    stored = parse_pan(text).stored
+                    for name, command in commands.items():
+                        run, text = timed(command, timeout)
+                        runs[name].append(run)
+                        states[name] = (
+                            parse_pan(text).stored
+                            if name == PAN
+                            else json.loads(text)["stats"]["distinct_states"]
+                        )
         finally:
             spin.close()
-        rows.append(SpinRow((n, nc, max_term), reps, stored, tuple(ours), tuple(theirs)))
+        contenders = tuple(Contender(name, states[name], tuple(runs[name])) for name in runs)
+        rows.append(SpinRow(size, contenders))
     return rows
 
 
 def spin_lines(rows: Sequence[SpinRow]) -> list[str]:
-    """The rows as a Markdown table (medians, then the ratio in the same run)."""
+    """The rows as a Markdown table: medians, then the ratios of the same run."""
     lines = [
-        "| model | verify --symmetry | pan -DSAFETY (DFS) | pan / verify | representatives "
-        "| pan states | peak MiB verify | peak MiB pan |",
-        "|---|---|---|---|---|---|---|---|",
+        "| model | verify --symmetry | pan | pan / verify --symmetry | representatives "
+        "| verify | verify states/s | pan states/s | verify / pan states/s | distinct states "
+        "| peak MiB verify --symmetry | peak MiB verify | peak MiB pan |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
+        sym, plain, pan = r.of(SYMMETRY), r.of(PLAIN), r.of(PAN)
         lines.append(
-            f"| {r.label} | {r.median(r.ours):.2f} s | {r.median(r.spin):.2f} s | "
-            f"{r.ratio:.2f}x | {r.representatives:,} | {r.spin_states:,} | "
-            f"{max(t.peak_bytes for t in r.ours) / 2**20:.0f} | "
-            f"{max(t.peak_bytes for t in r.spin) / 2**20:.0f} |"
+            f"| {r.label} | {sym.seconds:.2f} s | {pan.seconds:.2f} s | {r.ratio:.2f}x | "
+            f"{sym.states:,} | {plain.seconds:.2f} s | {plain.rate:,.0f} | {pan.rate:,.0f} | "
+            f"{r.rate_share:.2f} | {plain.states:,} | {sym.peak_bytes / 2**20:.0f} | "
+            f"{plain.peak_bytes / 2**20:.0f} | {pan.peak_bytes / 2**20:.0f} |"
         )
     return lines
