@@ -193,6 +193,15 @@ class Model(ABC, Generic[S]):
         """
         return ()
 
+    # -- a compiled twin (optional) ------------------------------------------------
+
+    def kernel(self, symmetric: bool) -> Any:
+        """This model's compiled kernel (a checker/kernel.py `Kernel`; that module stands on
+        this one, so it is not named in the signature), canonicalising by its symmetry when
+        `symmetric`; None (the default) when it has none, for these parameters, or without
+        numba. Offered only by the exact class it was written for."""
+        return None
+
     def describe(self, state: S) -> Mapping[str, Mapping[str, object]]:
         """The full state, grouped by participant, as plain JSON-ready values."""
         return {"state": {"value": repr(state)}}

@@ -32,6 +32,7 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from leadercheck.checker.errors import LeadercheckError
+from leadercheck.checker.kernel import Kernel
 from leadercheck.checker.model import Action, Model
 from leadercheck.models.cluster.nodes import NETWORK, node_name
 from leadercheck.models.cluster.storage import Storage
@@ -359,6 +360,21 @@ class RaftElectionModel(Model[ElectionState]):
                 range(1, self.n + 1), terms, roles, voted, granted, traffic[1:], strict=True
             )
         ]
+
+    # -- the compiled twin ---------------------------------------------------------
+
+    def kernel(self, symmetric: bool) -> Kernel[ElectionState] | None:
+        """models/kernels/raft_election.py, for this class only, where numba is installed."""
+        if type(self) is not RaftElectionModel:
+            return None  # a subclass may change what the kernel would not know
+        try:
+            from leadercheck.models.kernels.raft_election import (  # noqa: PLC0415 (numba)
+                RaftElectionKernel,
+            )
+        except ImportError:
+            return None
+        n, nc, top, variant = self.n, self.nc, self.max_term, self.variant
+        return RaftElectionKernel(n, nc, top, variant, symmetric, ElectionState)
 
     # -- traces -----------------------------------------------------------------
 

@@ -37,6 +37,12 @@ OPTIONS = (
         "at several times the memory (one process only).",
     ),
     click.Option(
+        ["--interpreted"],
+        is_flag=True,
+        help="Search with the protocol's Python code even where it has a compiled kernel "
+        "(the reference semantics; slower).",
+    ),
+    click.Option(
         ["--por"],
         is_flag=True,
         help="Partial-order reduction over the protocol's local actions (traces may be longer).",
@@ -98,6 +104,7 @@ def settings_of(
         # the built-in catalogue's value semantics are its tests' to prove (see
         # SearchSettings); a user's model (--model) is walked on every state
         trust_values=trusted,
+        compiled=not values["interpreted"],
     )
     chosen(settings)  # the strategy refuses what it cannot honour, before any work
     return settings

@@ -135,6 +135,9 @@ class SearchSettings:
     # skip the walk for parts compared by identity, which costs 2-5 us a state. Mutation
     # is checked all the same. Never for a user's model.
     trust_values: bool = False
+    # Search through the model's compiled kernel where it has one (checker/engine/compiled/);
+    # False: always its Python code (--interpreted)
+    compiled: bool = True
 
     def but(self, **changes: Any) -> SearchSettings:
         """These settings with `changes` (a gate case's bounds, a measure's progress)."""

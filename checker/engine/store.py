@@ -48,6 +48,17 @@ def store_key(exact: bool) -> Callable[[Any], Any]:
     return _itself if exact else fingerprint
 
 
+def moves_along(parents: Any, moves: Any, index: int) -> list[int]:
+    """The moves from an initial state (its position first) to the state `index`, each
+    state's parent index in `parents` and move in `moves` (NO_PARENT: an initial state)."""
+    path = []
+    while index != NO_PARENT:
+        path.append(moves[index])
+        index = parents[index]
+    path.reverse()
+    return path
+
+
 class Store:
     """The keys met (a set), and per index the parent index and the move."""
 
@@ -74,13 +85,7 @@ class Store:
 
     def moves_to(self, index: int) -> list[int]:
         """The moves from an initial state (its position first) to the state `index`."""
-        parents, moves = self.parents, self.moves
-        path = []
-        while index != NO_PARENT:
-            path.append(moves[index])
-            index = parents[index]
-        path.reverse()
-        return path
+        return moves_along(self.parents, self.moves, index)
 
     def truncate(self, length: int, keys: list[Any]) -> None:
         """Forget the entries from index `length` on, whose keys are `keys` (a key not

@@ -27,6 +27,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from leadercheck.checker.engine.checkpoint import Checkpoints
+from leadercheck.checker.engine.compiled import compiled_kernel
 from leadercheck.checker.engine.expand import make_expander
 from leadercheck.checker.engine.explore import Explorer, peak_memory, resident_memory
 from leadercheck.checker.engine.guard import call_model, check_initial, model_name, watch_properties
@@ -108,7 +109,7 @@ def breadth_first(
     properties = watch_properties(model, properties)  # a user's claims: os._exit refused
     reductions = settings.reductions
     if not reductions.symmetry and not reductions.por:
-        return _Search(model, properties, settings).run()
+        return _one_search(model, properties, settings)
     if settings.checkpoints is not None and any(p.kind in LIVENESS for p in properties):
         raise LeadercheckError(
             "--checkpoint with --symmetry or --por needs a protocol without liveness claims "
@@ -116,10 +117,23 @@ def breadth_first(
         )
 
     def reduced_search(safety: Sequence[Property]) -> CheckResult:
-        return _Search(model, safety, settings).run()
+        return _one_search(model, safety, settings)
 
     why = "symmetry and partial-order reduction do not keep fair cycles"
     return with_liveness(model, properties, settings, reduced_search, why)
+
+
+def _one_search(
+    model: Model[S], properties: Sequence[Property], settings: SearchSettings
+) -> CheckResult:
+    """The compiled search where the model has a kernel for it (checker/engine/compiled/),
+    else the one-process search of the model's Python code."""
+    kernel = compiled_kernel(model, properties, settings)
+    if kernel is not None:  # numba is there: the model's kernel module imported it
+        from leadercheck.checker.engine.compiled.search import CompiledSearch  # noqa: PLC0415
+
+        return CompiledSearch(model, kernel, properties, settings).run()
+    return _Search(model, properties, settings).run()
 
 
 def with_liveness(

@@ -1,0 +1,333 @@
+"""The compiled kernels (models/kernels/) are their models: on every reachable state of the
+sizes below, a row decodes to the state it encodes, the kernel's successors are the model's in
+the model's order, the claim key determines every claim, and the representative is one per
+orbit of the model's symmetry. Then the compiled search (checker/engine/compiled/) gives what
+the one-process search of the Python code gives: counts, verdicts, traces byte for byte, the
+same early stops."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import deque
+from itertools import permutations, product
+from typing import Any
+
+import numpy as np
+import pytest
+
+from leadercheck.checker.engine.compiled import compiled_kernel
+from leadercheck.checker.engine.compiled.search import NOTE, CompiledSearch
+from leadercheck.checker.engine.settings import Reductions, unbounded
+from leadercheck.checker.engine.strategies.bfs import breadth_first
+from leadercheck.checker.kernel import Kernel
+from leadercheck.checker.model import Model
+from leadercheck.checker.properties import Kind
+from leadercheck.checker.result import CheckResult, EndReason, Verdict
+from leadercheck.models.raft_election import RaftElectionModel
+from leadercheck.specs.claims import PROPERTIES
+
+STATE_CLAIMS = [p for p in PROPERTIES.values() if p.kind in (Kind.ALWAYS, Kind.SOMETIMES)]
+VARIANTS = {"correct": 0, "noquorum": 1, "forgetvote": 2}
+
+
+def claims_of(kernel: Kernel[Any], state: Any) -> tuple[object, ...]:
+    """Every covered claim's value on `state` (what it raises counts as a value too)."""
+    values: list[object] = []
+    for prop in (p for p in STATE_CLAIMS if kernel.covers(p)):
+        try:
+            values.append(bool(prop.predicate(state)))
+        except Exception as exc:  # a claim about a vocabulary this model has not
+            values.append(type(exc).__name__)
+    return tuple(values)
+
+
+def group_perms(model: Model[Any]) -> list[list[int]]:
+    groups = [tuple(g) for g in model.symmetry_groups()]
+    n = sum(len(g) for g in groups)
+    perms = []
+    for parts in product(*(permutations(g) for g in groups)):
+        perm = list(range(n))
+        for group, image in zip(groups, parts, strict=True):
+            for k, to in zip(group, image, strict=True):
+                perm[k] = to
+        perms.append(perm)
+    return perms
+
+
+def rows_of(kernel: Kernel[Any], states: list[Any]) -> Any:
+    return np.array([kernel.encode(s) for s in states], dtype=np.uint64).reshape(
+        len(states), kernel.words
+    )
+
+
+def canonical_rows(kernel: Kernel[Any], states: list[Any]) -> list[tuple[int, ...]]:
+    rows = rows_of(kernel, states)
+    kernel.canonicalize(rows, len(rows))
+    return [tuple(int(w) for w in row) for row in rows]
+
+
+def hold_to_model(model: Model[Any], symmetric: bool) -> int:
+    """Walk every reachable state of `model` and hold its kernel to it; the states walked."""
+    kernel = model.kernel(symmetric)
+    assert kernel is not None
+    perms = group_perms(model) if symmetric else []
+    out = np.empty((kernel.max_successors, kernel.words), dtype=np.uint64)
+    parents = np.empty(len(out), dtype=np.int64)
+    moves = np.empty(len(out), dtype=np.int64)
+    claims_by_key: dict[int, tuple[object, ...]] = {}
+    keys = np.empty(1, dtype=np.uint64)
+    start = model.initial_states()
+    seen = set(start)
+    queue = deque(start)
+    walked = 0
+    while queue:
+        state = queue.popleft()
+        walked += 1
+        row = rows_of(kernel, [state])
+        assert kernel.decode([int(w) for w in row[0]]) == state
+        done, count = kernel.expand(row, 0, 1, out, parents, moves)
+        assert (done, count) != (0, 0) or not model.next_states(state)
+        succs = list(model.next_states(state))
+        assert count == len(succs) <= kernel.max_successors
+        assert [tuple(int(w) for w in out[j]) for j in range(count)] == [
+            kernel.encode(s) for s in succs
+        ], f"successors of {state}"
+        assert list(moves[:count]) == list(range(count))
+        kernel.claim_keys(row, 1, keys)
+        claims = claims_of(kernel, state)
+        assert claims_by_key.setdefault(int(keys[0]), claims) == claims, state
+        if symmetric:
+            orbit = [model.permute(state, perm) for perm in perms]
+            reps = set(canonical_rows(kernel, orbit))
+            assert len(reps) == 1, f"two representatives for the orbit of {state}"
+            assert reps <= {kernel.encode(s) for s in orbit}  # one of the orbit's own
+        for succ in succs:
+            if succ not in seen:
+                seen.add(succ)
+                queue.append(succ)
+    return walked
+
+
+def raft_election(n: int, nc: int, max_term: int, variant: str) -> RaftElectionModel:
+    return RaftElectionModel(n, nc, max_term, VARIANTS[variant])
+
+
+@pytest.mark.parametrize("symmetric", [False, True])
+@pytest.mark.parametrize(
+    ("size", "states"),
+    [
+        ((3, 3, 2, "correct"), 1_588),
+        ((3, 3, 2, "forgetvote"), None),
+        ((4, 2, 2, "noquorum"), None),
+        pytest.param((3, 2, 3, "correct"), 71_329, marks=pytest.mark.slow),
+        pytest.param((5, 2, 2, "correct"), 107_029, marks=pytest.mark.slow),
+        pytest.param((4, 3, 2, "forgetvote"), None, marks=pytest.mark.slow),
+    ],
+)
+def test_raft_election_kernel_is_the_model(
+    size: tuple[int, int, int, str], states: int | None, symmetric: bool
+) -> None:
+    walked = hold_to_model(raft_election(*size), symmetric)
+    if states is not None:
+        assert walked == states
+
+
+# -- the compiled search against the one-process search of the Python code ------------
+
+
+def both(model: Model[Any], **settings: Any) -> tuple[CheckResult, CheckResult]:
+    props = [p for p in STATE_CLAIMS if p.name in ("single-leader", "leader-elected", "failover")]
+    compiled = breadth_first(model, props, unbounded(**settings))
+    interpreted = breadth_first(model, props, unbounded(compiled=False, **settings))
+    assert NOTE in compiled.notes and NOTE not in interpreted.notes
+    return compiled, interpreted
+
+
+def same(a: CheckResult, b: CheckResult, symmetric: bool = False) -> None:
+    """The same search; with symmetry the two pick other representatives of an orbit, so
+    where a search stops early it stops elsewhere: the same verdicts and trace lengths."""
+    if not symmetric or a.end is EndReason.EXHAUSTED:
+        assert (a.stats.distinct_states, a.stats.generated_states, a.stats.depth, a.end) == (
+            b.stats.distinct_states,
+            b.stats.generated_states,
+            b.stats.depth,
+            b.end,
+        )
+    assert a.end is b.end
+    for x, y in zip(a.results, b.results, strict=True):
+        assert (x.prop.name, x.verdict) == (y.prop.name, y.verdict)
+        if x.trace is None or y.trace is None:
+            assert x.trace is y.trace
+        elif symmetric:
+            assert len(x.trace) == len(y.trace)  # both shortest
+        else:
+            assert x.reason == y.reason
+            assert [s.state for s in x.trace.steps] == [s.state for s in y.trace.steps]
+            assert [s.action for s in x.trace.steps] == [s.action for s in y.trace.steps]
+
+
+@pytest.mark.parametrize("symmetry", [False, True])
+@pytest.mark.parametrize("variant", ["correct", "noquorum", "forgetvote"])
+@pytest.mark.parametrize(
+    "bounds",
+    [{}, {"max_states": 700}, {"max_states": 1}, {"max_depth": 5}, {"max_depth": 40}],
+)
+def test_compiled_search_is_the_one_process_search(
+    variant: str, symmetry: bool, bounds: dict[str, int]
+) -> None:
+    model = raft_election(4 if variant == "noquorum" else 3, 3, 2, variant)
+    compiled, interpreted = both(model, reductions=Reductions(symmetry=symmetry), **bounds)
+    same(compiled, interpreted, symmetry)
+    if variant != "correct" and not bounds:
+        assert compiled.result("single-leader").verdict is Verdict.VIOLATED
+        assert compiled.end is EndReason.DECIDED
+
+
+def test_exact_states_give_the_same_search() -> None:
+    model = raft_election(3, 2, 3, "correct")
+    compiled, interpreted = both(model, reductions=Reductions(exact=True, symmetry=True))
+    same(compiled, interpreted, True)
+    assert compiled.stats.exact and compiled.stats.distinct_states == 35_688
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("size", "expected"),
+    [
+        ((3, 3, 3), (3_738_761, 51_927_028, 18)),
+        ((4, 4, 2), (818_626, 11_651_709, 16)),
+    ],
+)
+def test_compiled_reference_counts_at_the_benchmark_sizes(
+    size: tuple[int, int, int], expected: tuple[int, int, int]
+) -> None:
+    """The counts TLC and Spin give (issue 42's sizes; Spin's for the first)."""
+    result = breadth_first(raft_election(*size, "correct"), [], unbounded())
+    stats = result.stats
+    assert (stats.distinct_states, stats.generated_states, stats.depth) == expected
+
+
+def test_a_claim_the_kernel_does_not_cover_is_judged_on_every_state() -> None:
+    """A user's own claims (here about the messages, which the claim key leaves out, and
+    one named like a shared claim) are not taken for the covered ones."""
+    from leadercheck.checker.properties import always
+
+    quiet = always("no-request-for-term-3", lambda s: not any(m[1] == 3 for m in s.msgs))
+    impostor = always("single-leader", lambda s: len(s.msgs) < 5)
+    model = raft_election(3, 2, 3, "correct")
+    kernel = model.kernel(False)
+    assert kernel is not None
+    assert kernel.covers(PROPERTIES["single-leader"]) and not kernel.covers(impostor)
+    for claims in ([quiet], [impostor], [quiet, PROPERTIES["single-leader"]]):
+        compiled = breadth_first(model, claims, unbounded())
+        interpreted = breadth_first(model, claims, unbounded(compiled=False))
+        same(compiled, interpreted)
+        assert compiled.results[0].verdict is Verdict.VIOLATED
+
+
+def test_a_subclass_gets_no_kernel() -> None:
+    class Mine(RaftElectionModel):
+        pass
+
+    assert Mine(3, 3, 2, 0).kernel(False) is None
+    assert compiled_kernel(Mine(3, 3, 2, 0), [], unbounded()) is None
+
+
+def test_what_only_the_one_process_search_does_goes_there() -> None:
+    model = raft_election(3, 3, 2, "correct")
+    assert compiled_kernel(model, [], unbounded()) is not None
+    assert compiled_kernel(model, [], unbounded(compiled=False)) is None
+    assert compiled_kernel(model, [], unbounded(reductions=Reductions(por=True))) is None
+    live = [p for p in PROPERTIES.values() if p.kind not in (Kind.ALWAYS, Kind.SOMETIMES)]
+    assert compiled_kernel(model, live[:1], unbounded()) is None
+
+
+def test_without_numba_every_search_is_the_python_one() -> None:
+    code = (
+        "import sys; sys.modules['numba'] = None\n"
+        "from leadercheck.models.raft_election import RaftElectionModel\n"
+        "print(RaftElectionModel(3, 3, 2, 0).kernel(False))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout == "None\n"
+
+
+# -- off the happy path: Ctrl-C, the memory bound, a level on disk, a full disk ---------
+
+
+def searched(model: Model[Any], **settings: Any) -> tuple[CompiledSearch, CheckResult]:
+    base = unbounded(**settings)
+    props = [PROPERTIES["single-leader"]]
+    kernel = compiled_kernel(model, props, base)
+    assert kernel is not None
+    search = CompiledSearch(model, kernel, props, base)
+    return search, search.run()
+
+
+def test_ctrl_c_between_batches_is_incomplete_and_whole() -> None:
+    calls = []
+
+    def progress(_: Any) -> None:
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+
+    search, result = searched(raft_election(3, 2, 3, "correct"), progress=progress)
+    assert result.end is EndReason.INTERRUPTED
+    assert result.result("single-leader").verdict is Verdict.INCOMPLETE
+    assert 0 < result.stats.distinct_states < 71_329
+    assert len(search.parents) == len(search.moves) == result.stats.distinct_states
+
+
+def test_the_memory_bound_stops_the_search_incomplete() -> None:
+    _, result = searched(raft_election(3, 2, 3, "correct"), max_memory=1)
+    assert result.end is EndReason.MAX_MEMORY
+    assert result.result("single-leader").verdict is Verdict.INCOMPLETE
+
+
+def test_levels_on_disk_give_the_same_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    import leadercheck.checker.engine.compiled.search as search_module
+
+    made: list[str] = []
+    real = search_module.tempfile.mkdtemp
+
+    def mkdtemp(**kw: Any) -> str:
+        made.append(real(**kw))
+        return made[-1]
+
+    monkeypatch.setattr(search_module.tempfile, "mkdtemp", mkdtemp)
+    monkeypatch.setattr(search_module, "SPILL_SHARE", 1 << 62)  # every level to disk
+    model = raft_election(3, 2, 3, "correct")
+    _, on_disk = searched(model, max_memory=1 << 40)
+    assert made and not any(__import__("os").path.exists(d) for d in made)  # removed
+    _, in_memory = searched(model)
+    assert on_disk.stats.distinct_states == in_memory.stats.distinct_states == 71_329
+    assert on_disk.stats.generated_states == in_memory.stats.generated_states
+
+
+def test_a_full_disk_stops_the_search_incomplete_with_the_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import errno
+
+    import leadercheck.checker.engine.compiled.levels as levels
+
+    class Full:
+        def write(self, data: bytes) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def flush(self) -> None:
+            pass
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(levels.os, "fdopen", lambda fd, mode: (levels.os.close(fd), Full())[1])
+    import leadercheck.checker.engine.compiled.search as search_module
+
+    monkeypatch.setattr(search_module, "SPILL_SHARE", 1 << 62)
+    _, result = searched(raft_election(3, 2, 3, "correct"), max_memory=1 << 40)
+    assert result.end is EndReason.MAX_MEMORY
+    assert result.result("single-leader").verdict is Verdict.INCOMPLETE
+    assert any("No space left on device" in note for note in result.notes)
