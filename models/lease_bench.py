@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import NamedTuple
 
+from leadercheck.checker.kernel import Kernel
 from leadercheck.checker.model import FAULT, RECOVERY, Action, Model
 from leadercheck.checker.model import TICK as CLOCK_TICK
 from leadercheck.models.cluster import STORAGE, STORE, Storage, node_name
@@ -159,6 +160,22 @@ class LeaseBenchModel(Model[BenchState]):
                 zip(state.my_tok, state.my_exp, state.paused, strict=True), start=1
             )
         ]
+
+    # -- the compiled twin ---------------------------------------------------------
+
+    def kernel(self, symmetric: bool) -> Kernel[BenchState] | None:
+        """models/kernels/lease_bench.py, for this class only, where numba is installed."""
+        if type(self) is not LeaseBenchModel or self.n > 4 or self.max_time + self.ttl > 255:
+            return None  # a subclass may change what the kernel would not know
+        try:
+            from leadercheck.models.kernels.lease_bench import (  # noqa: PLC0415 (numba)
+                LeaseBenchKernel,
+            )
+        except ImportError:
+            return None
+        return LeaseBenchKernel(
+            self.n, self.ttl, self.max_time, self.fencing, symmetric, BenchState
+        )
 
     def _quiet(self, state: BenchState, j: int) -> bool:
         """Whether Resume(j+1), enabled in `state`, is local (declared on the action):

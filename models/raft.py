@@ -65,6 +65,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any, NamedTuple
 
+from leadercheck.checker.kernel import Kernel
 from leadercheck.checker.model import TICK, Action, Model
 from leadercheck.models.cluster import (
     STORAGE,
@@ -74,9 +75,12 @@ from leadercheck.models.cluster import (
     InterchangeableNodes,
     Message,
     Network,
+    Storage,
+    Store,
 )
 from leadercheck.models.cluster.base import Successor
 from leadercheck.models.cluster.faults import Faults
+from leadercheck.models.cluster.network import islands
 from leadercheck.models.cluster.nodes import CLOCK, node_name, node_set, with_life
 from leadercheck.models.cluster.records import quick_replace
 from leadercheck.models.params import NODES, Measure, Param, ProtocolEntry, fault_params
@@ -318,6 +322,33 @@ class RaftModel(InterchangeableNodes, ClusterModel):
         if isinstance(s.extra, Timing):
             view["timing"] = s.extra.describe()
         return view
+
+    # -- the compiled twin ---------------------------------------------------------
+
+    def kernel(self, symmetric: bool) -> Kernel[ClusterState] | None:
+        """models/kernels/raft.py, for these classes only (a subclass may change what the
+        kernel would not know), up to five nodes, where numba is installed."""
+        if type(self) not in (RaftModel, SplitRaftModel) or self.n > 5 or self.fault_kinds:
+            return None
+        last = self.terms + (1 if self.stabilizes else 0)
+        if last > 6 or max(self.bounds[:4]) > 7:
+            return None
+        try:
+            from leadercheck.models.kernels.raft import RaftKernel  # noqa: PLC0415 (numba)
+        except ImportError:
+            return None
+        build = {
+            "RaftNode": RaftNode,
+            "ClusterState": ClusterState,
+            "Store": Store,
+            "Storage": Storage,
+            "Network": Network,
+            "Message": Message,
+            "Faults": Faults,
+            "Timing": Timing,
+            "islands": islands,
+        }
+        return RaftKernel(self, symmetric, build)
 
     def crash_node(self, node: RaftNode) -> RaftNode:
         return RaftNode(up=False, term=node.term, voted=node.voted if self.durable_vote else 0)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections import deque
-from itertools import permutations, product
 from typing import Any
 
 import numpy as np
@@ -18,12 +17,15 @@ import pytest
 
 from leadercheck.checker.engine.compiled import compiled_kernel
 from leadercheck.checker.engine.compiled.search import NOTE, CompiledSearch
+from leadercheck.checker.engine.reductions.symmetry import canonicalizer
 from leadercheck.checker.engine.settings import Reductions, unbounded
 from leadercheck.checker.engine.strategies.bfs import breadth_first
 from leadercheck.checker.kernel import Kernel
 from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Kind
 from leadercheck.checker.result import CheckResult, EndReason, Verdict
+from leadercheck.models.catalogue import PROTOCOLS as CATALOGUE
+from leadercheck.models.lease_bench import LeaseBenchModel
 from leadercheck.models.raft_election import RaftElectionModel
 from leadercheck.specs.claims import PROPERTIES
 
@@ -42,17 +44,19 @@ def claims_of(kernel: Kernel[Any], state: Any) -> tuple[object, ...]:
     return tuple(values)
 
 
-def group_perms(model: Model[Any]) -> list[list[int]]:
+def swaps(model: Model[Any]) -> list[list[int]]:
+    """The renamings that swap two neighbours of one symmetry group: they generate the
+    group, so a function unchanged by each of them on every reachable state is unchanged
+    by every renaming (the states reachable are closed under renaming)."""
     groups = [tuple(g) for g in model.symmetry_groups()]
     n = sum(len(g) for g in groups)
-    perms = []
-    for parts in product(*(permutations(g) for g in groups)):
-        perm = list(range(n))
-        for group, image in zip(groups, parts, strict=True):
-            for k, to in zip(group, image, strict=True):
-                perm[k] = to
-        perms.append(perm)
-    return perms
+    out = []
+    for group in groups:
+        for a, b in zip(group, group[1:], strict=False):
+            perm = list(range(n))
+            perm[a], perm[b] = b, a
+            out.append(perm)
+    return out
 
 
 def rows_of(kernel: Kernel[Any], states: list[Any]) -> Any:
@@ -68,10 +72,15 @@ def canonical_rows(kernel: Kernel[Any], states: list[Any]) -> list[tuple[int, ..
 
 
 def hold_to_model(model: Model[Any], symmetric: bool) -> int:
-    """Walk every reachable state of `model` and hold its kernel to it; the states walked."""
+    """Walk every reachable state of `model` and hold its kernel to it; the states walked.
+
+    With symmetry: the representative is unchanged by each swap of two neighbours in a
+    group (so by every renaming), and the one-process search's own canonical form (checked
+    on its own in tests/checker/test_symmetry.py) finds it in the state's orbit."""
     kernel = model.kernel(symmetric)
     assert kernel is not None
-    perms = group_perms(model) if symmetric else []
+    moves_of = swaps(model) if symmetric else []
+    python_canonical = canonicalizer(model) if symmetric else None
     out = np.empty((kernel.max_successors, kernel.words), dtype=np.uint64)
     parents = np.empty(len(out), dtype=np.int64)
     moves = np.empty(len(out), dtype=np.int64)
@@ -87,9 +96,8 @@ def hold_to_model(model: Model[Any], symmetric: bool) -> int:
         row = rows_of(kernel, [state])
         assert kernel.decode([int(w) for w in row[0]]) == state
         done, count = kernel.expand(row, 0, 1, out, parents, moves)
-        assert (done, count) != (0, 0) or not model.next_states(state)
         succs = list(model.next_states(state))
-        assert count == len(succs) <= kernel.max_successors
+        assert (done, count) == (1, len(succs)) and count <= kernel.max_successors
         assert [tuple(int(w) for w in out[j]) for j in range(count)] == [
             kernel.encode(s) for s in succs
         ], f"successors of {state}"
@@ -98,10 +106,11 @@ def hold_to_model(model: Model[Any], symmetric: bool) -> int:
         claims = claims_of(kernel, state)
         assert claims_by_key.setdefault(int(keys[0]), claims) == claims, state
         if symmetric:
-            orbit = [model.permute(state, perm) for perm in perms]
-            reps = set(canonical_rows(kernel, orbit))
-            assert len(reps) == 1, f"two representatives for the orbit of {state}"
-            assert reps <= {kernel.encode(s) for s in orbit}  # one of the orbit's own
+            assert python_canonical is not None
+            renamed = [state, *(model.permute(state, perm) for perm in moves_of)]
+            reps = canonical_rows(kernel, renamed)
+            assert len(set(reps)) == 1, f"two representatives for the orbit of {state}"
+            assert python_canonical(kernel.decode(reps[0])) == python_canonical(state)
         for succ in succs:
             if succ not in seen:
                 seen.add(succ)
@@ -131,6 +140,55 @@ def test_raft_election_kernel_is_the_model(
     walked = hold_to_model(raft_election(*size), symmetric)
     if states is not None:
         assert walked == states
+
+
+def lease_bench(n: int, ttl: int, max_time: int, fencing: bool) -> LeaseBenchModel:
+    return LeaseBenchModel(n, ttl, max_time, fencing)
+
+
+@pytest.mark.parametrize("symmetric", [False, True])
+@pytest.mark.parametrize(
+    ("size", "states"),
+    [
+        ((2, 2, 4, True), 884),
+        ((2, 2, 4, False), None),
+        ((3, 2, 3, False), None),
+        pytest.param((2, 2, 8, True), 10_484, marks=pytest.mark.slow),
+        pytest.param((3, 2, 6, True), 19_640, marks=pytest.mark.slow),
+        pytest.param((4, 1, 4, False), None, marks=pytest.mark.slow),
+    ],
+)
+def test_lease_bench_kernel_is_the_model(
+    size: tuple[int, int, int, bool], states: int | None, symmetric: bool
+) -> None:
+    walked = hold_to_model(lease_bench(*size), symmetric)
+    if states is not None:
+        assert walked == states
+
+
+def catalogue(name: str, **params: int) -> Model[Any]:
+    entry = CATALOGUE[name]
+    return entry.build(entry.resolve({k: str(v) for k, v in params.items()}))
+
+
+@pytest.mark.parametrize("symmetric", [False, True])
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("raft", {"nodes": 3, "terms": 1}),
+        ("raft-no-quorum", {"nodes": 3}),
+        ("raft-volatile-vote", {"nodes": 3}),
+        ("even-quorum", {"nodes": 4}),
+        pytest.param("raft", {}, marks=pytest.mark.slow),
+        pytest.param("raft", {"nodes": 3, "terms": 1, "losses": 1, "pauses": 1},
+                     marks=pytest.mark.slow),
+        pytest.param("even-quorum", {"nodes": 5, "terms": 1}, marks=pytest.mark.slow),
+        pytest.param("raft", {"nodes": 4, "terms": 1}, marks=pytest.mark.slow),
+        pytest.param("raft-no-quorum", {"nodes": 5, "terms": 1}, marks=pytest.mark.slow),
+    ],
+)  # fmt: skip
+def test_raft_kernel_is_the_model(name: str, params: dict[str, int], symmetric: bool) -> None:
+    hold_to_model(catalogue(name, **params), symmetric)
 
 
 # -- the compiled search against the one-process search of the Python code ------------
@@ -184,6 +242,26 @@ def test_compiled_search_is_the_one_process_search(
         assert compiled.end is EndReason.DECIDED
 
 
+@pytest.mark.parametrize("symmetry", [False, True])
+@pytest.mark.parametrize("fencing", [True, False])
+@pytest.mark.parametrize("bounds", [{}, {"max_states": 300}, {"max_depth": 6}])
+def test_compiled_lease_bench_is_the_one_process_search(
+    fencing: bool, symmetry: bool, bounds: dict[str, int]
+) -> None:
+    model = lease_bench(3, 2, 4, fencing)
+    props = [PROPERTIES[name] for name in ("no-stale-write", "single-leader", "write-accepted")]
+    compiled = breadth_first(
+        model, props, unbounded(reductions=Reductions(symmetry=symmetry), **bounds)
+    )
+    interpreted = breadth_first(
+        model, props, unbounded(compiled=False, reductions=Reductions(symmetry=symmetry), **bounds)
+    )
+    assert NOTE in compiled.notes
+    same(compiled, interpreted, symmetry)
+    if not fencing and not bounds:
+        assert compiled.result("no-stale-write").verdict is Verdict.VIOLATED
+
+
 def test_exact_states_give_the_same_search() -> None:
     model = raft_election(3, 2, 3, "correct")
     compiled, interpreted = both(model, reductions=Reductions(exact=True, symmetry=True))
@@ -206,6 +284,19 @@ def test_compiled_reference_counts_at_the_benchmark_sizes(
     result = breadth_first(raft_election(*size, "correct"), [], unbounded())
     stats = result.stats
     assert (stats.distinct_states, stats.generated_states, stats.depth) == expected
+
+
+@pytest.mark.slow
+def test_compiled_lease_bench_at_its_large_size() -> None:
+    """N=3 TTL=4 MaxTime=20: the count TLC and Spin give (1,666,512), and the generated and
+    depth figures of the one-process search (docs/commands/bench.md)."""
+    result = breadth_first(lease_bench(3, 4, 20, True), [], unbounded())
+    stats = result.stats
+    assert (stats.distinct_states, stats.generated_states, stats.depth) == (
+        1_666_512,
+        9_010_013,
+        32,
+    )
 
 
 def test_a_claim_the_kernel_does_not_cover_is_judged_on_every_state() -> None:
