@@ -86,8 +86,13 @@ def cost_tables(name: str) -> list[MeasureTable]:
 @click.option(
     "--spin",
     is_flag=True,
-    help="Time `verify --symmetry` against Spin's pan on raft-election N=3 NC=3 MaxTerm=3 "
-    "and N=4 NC=4 MaxTerm=2, side by side (needs spin and cc).",
+    help="Time `verify --symmetry` and `verify` against Spin's pan on raft-election N=3 NC=3 "
+    "MaxTerm=3, N=4 NC=4 MaxTerm=2 and N=5 NC=3 MaxTerm=2, in turn (needs spin and cc).",
+)
+@click.option(
+    "--interpreted",
+    is_flag=True,
+    help="Time the searches of the models' Python code, not their compiled kernels.",
 )
 @reporting
 def bench_command(
@@ -99,6 +104,7 @@ def bench_command(
     sampled: bool,
     seeds: int,
     spin: bool,
+    interpreted: bool,
 ) -> int:
     """Time the benchmark models, each run in a fresh process: raft-election and
     lease-bench (see --list), whose state counts match TLC's and Spin's."""
@@ -107,12 +113,14 @@ def bench_command(
             raise LeadercheckError(
                 "--spin runs its own models and searches: drop --only/--search/--large/--sampled"
             )
-        return _bench_spin(repeat, as_json)
+        return _bench_spin(repeat, as_json, interpreted)
     if sampled:
         if only is not None or chosen:
             raise LeadercheckError(
                 "--sampled runs its own models and searches: drop --only/--search"
             )
+        if interpreted:
+            raise LeadercheckError("--sampled runs no compiled kernel: drop --interpreted")
         return _bench_sampled(seeds, large, as_json)
     cases = [c for c in CASES if (large or not c.large) and (only is None or c.protocol == only)]
     for case in cases:
@@ -122,7 +130,7 @@ def bench_command(
     rows = []
     for case in cases:
         for search in chosen or DEFAULT_SEARCHES:
-            rows.append(run_case(case, repeat, search))
+            rows.append(run_case(case, repeat, search, interpreted))
             if not as_json:
                 warn(f"  done: {case.label} ({search})")
     rows = with_reductions(rows)
@@ -133,10 +141,10 @@ def bench_command(
     return 0
 
 
-def _bench_spin(repeat: int, as_json: bool) -> int:
+def _bench_spin(repeat: int, as_json: bool, interpreted: bool) -> int:
     from leadercheck.checker.app.benchmarks import spin as bench_spin  # noqa: PLC0415 (only when asked for)
 
-    rows = bench_spin.side_by_side(repeat=repeat)
+    rows = bench_spin.side_by_side(repeat=repeat, interpreted=interpreted)
     if as_json:
         say(json.dumps({"repeat": repeat, "spin": [r.to_json() for r in rows]}))
     else:

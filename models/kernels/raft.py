@@ -161,17 +161,21 @@ def _useful(row: Any, kind: Any, s: Any, d: Any, e: Any, last_term: Any) -> bool
 
 
 @njit(cache=True, inline="always")
-def _drop_useless(row: Any, pairs: Any, src: Any, dst: Any, last_term: Any) -> None:
+def _drop_useless(row: Any, k: Any, pairs: Any, src: Any, dst: Any, last_term: Any,
+                  touch: Any) -> None:  # fmt: skip
+    """Drop the messages that became useless when node k's record changed: whether a
+    message is useful reads only its two nodes' records (and the last term, which only
+    stabilizing changes), so only the messages to or from node k need a look."""
+    near = touch[k]
     for w in range(2, row.shape[0]):
         e = w - 1
-        bits = row[w]
-        while bits:
-            b = _lowest(bits)
-            bits &= bits - ONE
-            kind = b // pairs
-            p = b % pairs
-            if not _useful(row, kind, src[p], dst[p], e, last_term):
-                row[w] &= ~(ONE << np.uint64(b))
+        for kind in range(3):
+            bits = (row[w] >> np.uint64(kind * pairs)) & near
+            while bits:
+                p = _lowest(bits)
+                bits &= bits - ONE
+                if not _useful(row, kind, src[p], dst[p], e, last_term):
+                    row[w] &= ~(ONE << np.uint64(kind * pairs + p))
 
 
 @njit(cache=True, inline="always")
@@ -202,6 +206,7 @@ def expand(
     pair_of: Any,
     src: Any,
     dst: Any,
+    touch: Any,
     max_successors: int,
 ) -> tuple[int, int]:
     """See checker/kernel.py: Kernel.expand."""
@@ -237,7 +242,7 @@ def expand(
                 need = _quorum(here, n, k, island, visible)
                 won = LEADER if 1 >= need else CANDIDATE
                 _put(row, k, _make(1, 0, won, t, k + 1, 1 << k))
-                _drop_useless(row, pairs, src, dst, last_term)
+                _drop_useless(row, k, pairs, src, dst, last_term, touch)
                 c += 1
                 m += 1
             if role == LEADER:
@@ -247,7 +252,6 @@ def expand(
                     _set_field(row, STALE, 1, 1)
                 _set_field(row, HI, 3, max(term, _field(here, HI, 3)))
                 _set_field(row, HIT, 3, max(term, hit))
-                _drop_useless(row, pairs, src, dst, last_term)
                 c += 1
                 m += 1
         # -- deliveries, in the sorted order of the messages --------------------------
@@ -289,13 +293,12 @@ def expand(
                         if _popcount(votes) >= _quorum(here, n, d - 1, island, visible):
                             node = (node & ~(3 << 2)) | (LEADER << 2)
                     _put(row, d - 1, node)
-                    _drop_useless(row, pairs, src, dst, last_term)
+                    _drop_useless(row, d - 1, pairs, src, dst, last_term, touch)
                     c += 1
                     m += 1
         # -- the tick, when nothing is in flight to a running node ---------------------
-        if not blocked:
+        if not blocked:  # a tick changes nothing here
             row = _begin(rows, i, out, c, parents, moves, m)
-            _drop_useless(row, pairs, src, dst, last_term)
             c += 1
             m += 1
         # -- faults and recoveries ------------------------------------------------------
@@ -316,13 +319,12 @@ def expand(
                 voted = (node >> 7) & 7 if durable else 0
                 _put(row, k, _make(0, 0, FOLLOWER, (node >> 4) & 7, voted, 0))
                 _set_field(row, CRASHES, 3, crashes - 1)
-                _drop_useless(row, pairs, src, dst, last_term)
+                _drop_useless(row, k, pairs, src, dst, last_term, touch)
                 c += 1
                 m += 1
             elif not node & 1:  # restart
                 row = _begin(rows, i, out, c, parents, moves, m)
                 _put(row, k, node | 1)
-                _drop_useless(row, pairs, src, dst, last_term)
                 c += 1
                 m += 1
         for k in range(n):
@@ -331,13 +333,11 @@ def expand(
                 row = _begin(rows, i, out, c, parents, moves, m)
                 _put(row, k, node | 2)
                 _set_field(row, PAUSES, 3, pauses - 1)
-                _drop_useless(row, pairs, src, dst, last_term)
                 c += 1
                 m += 1
             elif node & 1 and (node >> 1) & 1:
                 row = _begin(rows, i, out, c, parents, moves, m)
                 _put(row, k, node & ~2)
-                _drop_useless(row, pairs, src, dst, last_term)
                 c += 1
                 m += 1
         if partitions and island == 0:
@@ -354,13 +354,11 @@ def expand(
                             row[w] &= ~(ONE << np.uint64(b))
                 _set_field(row, ISLAND, 5, side)
                 _set_field(row, PARTITIONS, 3, partitions - 1)
-                _drop_useless(row, pairs, src, dst, last_term)
                 c += 1
                 m += 1
         if heals and island != 0:
             row = _begin(rows, i, out, c, parents, moves, m)
             _set_field(row, ISLAND, 5, 0)
-            _drop_useless(row, pairs, src, dst, last_term)
             c += 1
             m += 1
         if losses:
@@ -377,7 +375,6 @@ def expand(
                             row = _begin(rows, i, out, c, parents, moves, m)
                             row[1 + e] &= ~bit
                             _set_field(row, LOSSES, 3, losses - 1)
-                            _drop_useless(row, pairs, src, dst, last_term)
                             c += 1
                             m += 1
         # -- timing stabilizes: no fault from here on ---------------------------------
@@ -417,7 +414,11 @@ def _mix(h: Any) -> Any:
 
 
 @njit(cache=True, inline="always")
-def _keys(row: Any, n: Any, pairs: Any, src: Any, dst: Any, keys: Any) -> None:
+def _keys(row: Any, n: Any, pairs: Any, src: Any, dst: Any, keys: Any, first: Any) -> None:
+    """Per node, a key renaming carries along: its record (votes as who: nobody, itself,
+    another, and how many), its side of a split, its messages by kind, epoch and direction;
+    then refined once by the keys of the nodes it votes for, has votes from and exchanges
+    messages with (so fewer nodes tie)."""
     island = _field(row, ISLAND, 5)
     size = _popcount(island)
     for k in range(n):
@@ -437,6 +438,26 @@ def _keys(row: Any, n: Any, pairs: Any, src: Any, dst: Any, keys: Any) -> None:
             p = b % pairs
             keys[src[p] - 1] += _mix(SEED + slot)
             keys[dst[p] - 1] += _mix(SEED + slot + ONE)
+    for k in range(n):
+        first[k] = keys[k]
+    for k in range(n):  # one round of refinement by the neighbours' keys
+        node = _get(row, k)
+        voted = (node >> 7) & 7
+        if voted and voted != k + 1:
+            keys[k] += _mix(first[voted - 1] ^ np.uint64(0x51))
+        votes = (node >> 10) & 31
+        for j in range(n):
+            if j != k and (votes >> j) & 1:
+                keys[k] += _mix(first[j] ^ np.uint64(0x52))
+    for w in range(2, row.shape[0]):
+        bits = row[w]
+        while bits:
+            b = _lowest(bits)
+            bits &= bits - ONE
+            slot = np.uint64(((b // pairs) * 8 + w) * 2)
+            p = b % pairs
+            keys[src[p] - 1] += _mix(first[dst[p] - 1] ^ _mix(SEED + slot + np.uint64(2)))
+            keys[dst[p] - 1] += _mix(first[src[p] - 1] ^ _mix(SEED + slot + np.uint64(3)))
 
 
 @njit(cache=True, inline="always")
@@ -470,33 +491,65 @@ def canonicalize(
     count: int,
     n: int,
     perms: Any,
+    perm_index: Any,
     pair_maps: Any,
     bits_maps: Any,
     src: Any,
     dst: Any,
+    orders: Any,
+    factorial: Any,
 ) -> None:
-    """See checker/kernel.py: Kernel.canonicalize."""
+    """See checker/kernel.py: Kernel.canonicalize. The nodes sorted by key give the
+    renaming; the nodes of a run of equal keys are tried in every order (`orders[r]`: the
+    orders of r things), and the smallest row is kept."""
     pairs = n * (n - 1)
     words = rows.shape[1]
     keys = np.zeros(n, dtype=np.uint64)
-    placed = np.zeros(n, dtype=np.uint64)
+    first = np.zeros(n, dtype=np.uint64)
+    order = np.zeros(n, dtype=np.int64)
+    trying = np.zeros(n, dtype=np.int64)
+    perm = np.zeros(n, dtype=np.int64)
+    starts = np.zeros(n, dtype=np.int64)
+    lengths = np.zeros(n, dtype=np.int64)
+    counters = np.zeros(n, dtype=np.int64)
     best = np.zeros(words, dtype=np.uint64)
     trial = np.zeros(words, dtype=np.uint64)
     for i in range(count):
-        _keys(rows[i], n, pairs, src, dst, keys)
+        _keys(rows[i], n, pairs, src, dst, keys, first)
+        for k in range(n):
+            order[k] = k
+        for a in range(1, n):  # insertion sort of the nodes by key
+            b = a
+            while b > 0 and keys[order[b - 1]] > keys[order[b]]:
+                order[b - 1], order[b] = order[b], order[b - 1]
+                b -= 1
+        runs = 0
+        q = 0
+        while q < n:
+            r = q + 1
+            while r < n and keys[order[r]] == keys[order[q]]:
+                r += 1
+            if r - q > 1:
+                starts[runs] = q
+                lengths[runs] = r - q
+                counters[runs] = 0
+                runs += 1
+            q = r
         found = False
-        for x in range(perms.shape[0]):
-            perm = perms[x]
+        while True:
             for k in range(n):
-                placed[perm[k]] = keys[k]
-            ordered = True
-            for q in range(n - 1):
-                if placed[q] > placed[q + 1]:
-                    ordered = False
-                    break
-            if not ordered:
-                continue
-            _rename(rows[i], n, pairs, perm, pair_maps[x], bits_maps[x], trial)
+                trying[k] = order[k]
+            for x in range(runs):
+                at, size = starts[x], lengths[x]
+                for t in range(size):
+                    trying[at + t] = order[at + orders[size, counters[x], t]]
+            for q in range(n):
+                perm[trying[q]] = q
+            code = 0
+            for k in range(n - 1, -1, -1):
+                code = code * n + perm[k]
+            x = perm_index[code]
+            _rename(rows[i], n, pairs, perms[x], pair_maps[x], bits_maps[x], trial)
             smaller = not found
             if found:
                 for w in range(words):
@@ -506,6 +559,15 @@ def canonicalize(
             if smaller:
                 best[:] = trial
                 found = True
+            x = 0  # the next combination of orders, the first run fastest
+            while x < runs:
+                counters[x] += 1
+                if counters[x] < factorial[lengths[x]]:
+                    break
+                counters[x] = 0
+                x += 1
+            if x == runs:
+                break
         rows[i, :] = best
 
 
@@ -535,6 +597,11 @@ class RaftKernel(Kernel[Any]):
                     self.pair_of[s, d] = p
                     self.src[p], self.dst[p] = s + 1, d + 1
                     p += 1
+        self.touch = np.array(  # per node, the pairs it is one end of
+            [sum(1 << p for p in range(self.pairs) if k + 1 in (self.src[p], self.dst[p]))
+             for k in range(n)],
+            dtype=np.uint64,
+        )  # fmt: skip
         self.splits = np.array(
             [sum(1 << (i - 1) for i in side) for side in build["islands"](n)], dtype=np.int64
         )
@@ -542,6 +609,14 @@ class RaftKernel(Kernel[Any]):
         if symmetric:
             perms = list(permutations(range(n)))
             self.perms = np.array(perms, dtype=np.int64)
+            self.factorial = np.array([1, 1, 2, 6, 24, 120], dtype=np.int64)
+            self.orders = np.zeros((6, 120, 5), dtype=np.int64)
+            for size in range(1, 6):
+                for x, q in enumerate(permutations(range(size))):
+                    self.orders[size, x, :size] = q
+            self.perm_index = np.zeros(n**n, dtype=np.int64)
+            for x, q in enumerate(perms):  # a renaming's number: its images in base n
+                self.perm_index[sum(q[k] * n**k for k in range(n))] = x
             self.pair_maps = np.array(
                 [[self.pair_of[q[s], q[d]] for s in range(n) for d in range(n) if s != d]
                  for q in perms],
@@ -634,14 +709,14 @@ class RaftKernel(Kernel[Any]):
         return expand(
             rows, start, stop, out, parents, moves,
             self.n, self.terms, self.visible, self.durable, self.stabilizes, self.heals,
-            self.splits, self.pair_of, self.src, self.dst, self.max_successors,
+            self.splits, self.pair_of, self.src, self.dst, self.touch, self.max_successors,
         )  # fmt: skip
 
     def canonicalize(self, rows: Any, count: int) -> None:
         if self.symmetric and count:
             canonicalize(
-                rows, count, self.n, self.perms, self.pair_maps, self.bits_maps,
-                self.src, self.dst,
+                rows, count, self.n, self.perms, self.perm_index, self.pair_maps,
+                self.bits_maps, self.src, self.dst, self.orders, self.factorial,
             )  # fmt: skip
 
     def claim_keys(self, rows: Any, count: int, out: Any) -> None:

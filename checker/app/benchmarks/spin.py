@@ -232,18 +232,23 @@ def verify_command(size: tuple[int, int, int], out: str, *extra: str) -> list[st
 
 
 def side_by_side(
-    sizes: Sequence[tuple[int, int, int]] = SIZES, repeat: int = 3, timeout: float = 3600
+    sizes: Sequence[tuple[int, int, int]] = SIZES,
+    repeat: int = 3,
+    timeout: float = 3600,
+    interpreted: bool = False,
 ) -> list[SpinRow]:
     """For each size: `verify --symmetry`, `verify` and pan, in turn, `repeat` rounds, each
-    a whole process (pan compiled once beforehand, outside the timing)."""
+    a whole process (pan compiled once beforehand, outside the timing); `interpreted`:
+    verify searches the model's Python code, not its compiled kernel."""
+    extra = ("--interpreted",) if interpreted else ()
     rows = []
     for size in sizes:
         spin = SpinRun(*size)
         try:
             with tempfile.TemporaryDirectory(prefix="leadercheck-bench-") as out:
                 commands = {
-                    SYMMETRY: verify_command(size, out, "--symmetry"),
-                    PLAIN: verify_command(size, out),
+                    SYMMETRY: verify_command(size, out, "--symmetry", *extra),
+                    PLAIN: verify_command(size, out, *extra),
                     PAN: spin.command(),
                 }
                 runs: dict[str, list[Timed]] = {name: [] for name in commands}

@@ -127,8 +127,10 @@ def run_verify(
     return doc | {"wall_seconds": wall}
 
 
-def run_case(case: BenchCase, repeat: int, search: str = PLAIN) -> BenchRow:
-    flags = searches()[search]
+def run_case(
+    case: BenchCase, repeat: int, search: str = PLAIN, interpreted: bool = False
+) -> BenchRow:
+    flags = searches()[search] + (("--interpreted",) if interpreted else ())
     runs = [run_verify(case.protocol, case.params, flags) for _ in range(repeat)]
     baseline = run_verify(case.protocol, case.params, [*flags, "--max-states", "1"])
     stats = runs[0]["stats"]
