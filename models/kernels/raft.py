@@ -43,6 +43,7 @@ from numba import njit
 
 from leadercheck.checker.kernel import Kernel, defined_in
 from leadercheck.checker.properties import Property
+from leadercheck.models.kernels.bits import lowest, popcount
 
 # The model's words (models/raft.py, which imports this module; the tests hold the two to
 # one another).
@@ -63,7 +64,9 @@ ONE = np.uint64(1)
 HI, STALE, HIT, ISLAND, CRASHES, PARTITIONS, LOSSES, PAUSES, STABLE = (
     15, 18, 19, 22, 27, 30, 33, 36, 39
 )  # fmt: skip
-SEED = np.uint64(0x9E3779B97F4A7C15)
+# fixed random weights of a message's kind, epoch and direction in a node's key
+WEIGHTS = np.random.default_rng(42).integers(0, 2**63, size=128, dtype=np.uint64) | ONE
+_NOBODY: frozenset[int] = frozenset()
 
 
 @njit(cache=True, inline="always")
@@ -96,23 +99,6 @@ def _set_field(row: Any, shift: Any, width: Any, value: Any) -> None:
 @njit(cache=True, inline="always")
 def _make(up: Any, paused: Any, role: Any, term: Any, voted: Any, votes: Any) -> Any:
     return up | (paused << 1) | (role << 2) | (term << 4) | (voted << 7) | (votes << 10)
-
-
-@njit(cache=True, inline="always")
-def _popcount(x: Any) -> Any:
-    c = 0
-    while x:
-        x &= x - 1
-        c += 1
-    return c
-
-
-@njit(cache=True, inline="always")
-def _lowest(x: Any) -> Any:
-    b = 0
-    while not (x >> np.uint64(b)) & ONE:
-        b += 1
-    return b
 
 
 @njit(cache=True, inline="always")
@@ -172,7 +158,7 @@ def _drop_useless(row: Any, k: Any, pairs: Any, src: Any, dst: Any, last_term: A
         for kind in range(3):
             bits = (row[w] >> np.uint64(kind * pairs)) & near
             while bits:
-                p = _lowest(bits)
+                p = lowest(bits)
                 bits &= bits - ONE
                 if not _useful(row, kind, src[p], dst[p], e, last_term):
                     row[w] &= ~(ONE << np.uint64(kind * pairs + p))
@@ -261,7 +247,7 @@ def expand(
             for e in range(1, top + 1):
                 present |= (here[1 + e] >> np.uint64(kind * pairs)) & pmask
             while present:
-                p = _lowest(present)
+                p = lowest(present)
                 present &= present - ONE
                 s, d = src[p], dst[p]
                 for e in range(1, top + 1):
@@ -290,7 +276,7 @@ def expand(
                     elif kind == GRANTED:
                         votes = ((node >> 10) & 31) | (1 << (s - 1))
                         node = (node & ~(31 << 10)) | (votes << 10)
-                        if _popcount(votes) >= _quorum(here, n, d - 1, island, visible):
+                        if popcount(votes) >= _quorum(here, n, d - 1, island, visible):
                             node = (node & ~(3 << 2)) | (LEADER << 2)
                     _put(row, d - 1, node)
                     _drop_useless(row, d - 1, pairs, src, dst, last_term, touch)
@@ -347,7 +333,7 @@ def expand(
                 for w in range(2, words):  # messages between the two sides are lost
                     bits = row[w]
                     while bits:
-                        b = _lowest(bits)
+                        b = lowest(bits)
                         bits &= bits - ONE
                         p = b % pairs
                         if not _connected(side, src[p] - 1, dst[p] - 1):
@@ -367,7 +353,7 @@ def expand(
                 for e in range(1, top + 1):
                     present |= (here[1 + e] >> np.uint64(kind * pairs)) & pmask
                 while present:
-                    p = _lowest(present)
+                    p = lowest(present)
                     present &= present - ONE
                     for e in range(1, top + 1):
                         bit = ONE << np.uint64(kind * pairs + p)
@@ -391,26 +377,19 @@ def expand(
 
 @njit(cache=True)
 def claim_keys(rows: Any, count: int, out: Any, n: int) -> None:
-    """Each node's up, role and term, the storage, whether the nodes are split."""
+    """What the covered claims read: each node's role while it is up, and its term while
+    it leads (its epoch and tenure); the storage; whether the nodes are split."""
     for i in range(count):
         row = rows[i]
         key = np.uint64(row[1] >> np.uint64(HI)) & np.uint64(0x7F)
         key |= np.uint64(1 if _field(row, ISLAND, 5) else 0) << np.uint64(7)
         for k in range(n):
-            node = np.uint64(_get(row, k))
-            bits = (node & ONE) | (((node >> np.uint64(2)) & np.uint64(31)) << ONE)
-            key |= bits << np.uint64(8 + 6 * k)
+            node = _get(row, k)
+            if node & 1:
+                role = (node >> 2) & 3
+                term = (node >> 4) & 7 if role == LEADER else 0
+                key |= np.uint64(1 | (role << 1) | (term << 3)) << np.uint64(8 + 6 * k)
         out[i] = key
-
-
-@njit(cache=True, inline="always")
-def _mix(h: Any) -> Any:
-    h ^= h >> np.uint64(30)
-    h *= np.uint64(0xBF58476D1CE4E5B9)
-    h ^= h >> np.uint64(27)
-    h *= np.uint64(0x94D049BB133111EB)
-    h ^= h >> np.uint64(31)
-    return h
 
 
 @njit(cache=True, inline="always")
@@ -420,44 +399,44 @@ def _keys(row: Any, n: Any, pairs: Any, src: Any, dst: Any, keys: Any, first: An
     then refined once by the keys of the nodes it votes for, has votes from and exchanges
     messages with (so fewer nodes tie)."""
     island = _field(row, ISLAND, 5)
-    size = _popcount(island)
+    size = popcount(island)
     for k in range(n):
         node = _get(row, k)
         voted = (node >> 7) & 7
         vote = 0 if voted == 0 else (1 if voted == k + 1 else 2)
         votes = (node >> 10) & 31
         side = 0 if not island else (size if (island >> k) & 1 else n - size)
-        own = (node & 127) | (vote << 7) | (_popcount(votes) << 9) | (((votes >> k) & 1) << 12)
+        own = (node & 127) | (vote << 7) | (popcount(votes) << 9) | (((votes >> k) & 1) << 12)
         keys[k] = np.uint64(own | (side << 13))
     for w in range(2, row.shape[0]):
         bits = row[w]
         while bits:
-            b = _lowest(bits)
+            b = lowest(bits)
             bits &= bits - ONE
-            slot = np.uint64(((b // pairs) * 8 + w) * 2)
+            slot = ((b // pairs) * 8 + w) * 4  # kind and epoch; then sent, received
             p = b % pairs
-            keys[src[p] - 1] += _mix(SEED + slot)
-            keys[dst[p] - 1] += _mix(SEED + slot + ONE)
+            keys[src[p] - 1] += WEIGHTS[slot]
+            keys[dst[p] - 1] += WEIGHTS[slot + 1]
     for k in range(n):
         first[k] = keys[k]
     for k in range(n):  # one round of refinement by the neighbours' keys
         node = _get(row, k)
         voted = (node >> 7) & 7
         if voted and voted != k + 1:
-            keys[k] += _mix(first[voted - 1] ^ np.uint64(0x51))
+            keys[k] += (first[voted - 1] ^ WEIGHTS[0]) * WEIGHTS[1]
         votes = (node >> 10) & 31
         for j in range(n):
             if j != k and (votes >> j) & 1:
-                keys[k] += _mix(first[j] ^ np.uint64(0x52))
+                keys[k] += (first[j] ^ WEIGHTS[2]) * WEIGHTS[3]
     for w in range(2, row.shape[0]):
         bits = row[w]
         while bits:
-            b = _lowest(bits)
+            b = lowest(bits)
             bits &= bits - ONE
-            slot = np.uint64(((b // pairs) * 8 + w) * 2)
+            slot = ((b // pairs) * 8 + w) * 4
             p = b % pairs
-            keys[src[p] - 1] += _mix(first[dst[p] - 1] ^ _mix(SEED + slot + np.uint64(2)))
-            keys[dst[p] - 1] += _mix(first[src[p] - 1] ^ _mix(SEED + slot + np.uint64(3)))
+            keys[src[p] - 1] += (first[dst[p] - 1] ^ WEIGHTS[slot + 2]) * (WEIGHTS[slot] | ONE)
+            keys[dst[p] - 1] += (first[src[p] - 1] ^ WEIGHTS[slot + 3]) * (WEIGHTS[slot + 1] | ONE)
 
 
 @njit(cache=True, inline="always")
@@ -472,14 +451,14 @@ def _rename(row: Any, n: Any, pairs: Any, perm: Any, pair_map: Any, bits_map: An
         node = (node & 127) | (moved << 7) | (bits_map[(node >> 10) & 31] << 10)
         _put(into, perm[k], node)
     island = bits_map[_field(row, ISLAND, 5)]
-    if 2 * _popcount(island) == n and not island & 1:
+    if 2 * popcount(island) == n and not island & 1:
         island = ((1 << n) - 1) & ~island
     _set_field(into, ISLAND, 5, island)
     for w in range(2, row.shape[0]):
         bits = row[w]
         moved_word = np.uint64(0)
         while bits:
-            b = _lowest(bits)
+            b = lowest(bits)
             bits &= bits - ONE
             moved_word |= ONE << np.uint64((b // pairs) * pairs + pair_map[b % pairs])
         into[w] = moved_word
@@ -535,6 +514,30 @@ def canonicalize(
                 counters[runs] = 0
                 runs += 1
             q = r
+        kept = 0  # runs whose order matters: a run of twins (each swap of neighbours in
+        for x in range(runs):  # it leaves the row as it is) gives one row in every order
+            twins = True
+            for t in range(lengths[x] - 1):
+                a, b = order[starts[x] + t], order[starts[x] + t + 1]
+                for k in range(n):
+                    perm[k] = k
+                perm[a], perm[b] = b, a
+                code = 0
+                for k in range(n - 1, -1, -1):
+                    code = code * n + perm[k]
+                y = perm_index[code]
+                _rename(rows[i], n, pairs, perms[y], pair_maps[y], bits_maps[y], trial)
+                for w in range(words):
+                    if trial[w] != rows[i, w]:
+                        twins = False
+                        break
+                if not twins:
+                    break
+            if not twins:
+                starts[kept] = starts[x]
+                lengths[kept] = lengths[x]
+                kept += 1
+        runs = kept
         found = False
         while True:
             for k in range(n):
@@ -583,6 +586,7 @@ class RaftKernel(Kernel[Any]):
         self.stabilizes = model.stabilizes
         self.heals = model.heals
         self.build = build
+        self._store = build["Store"]()
         self.top = self.terms + (1 if self.stabilizes else 0)
         self.words = 2 + self.top
         self.pairs = n * (n - 1)
@@ -667,35 +671,37 @@ class RaftKernel(Kernel[Any]):
     def decode(self, row: Sequence[int]) -> Any:
         b = self.build
         n, pairs = self.n, self.pairs
+        node_record, roles = b["RaftNode"], ROLES
         nodes = []
         for k in range(n):
             bits = (row[0] >> (15 * k) if k < 4 else row[1]) & 0x7FFF
+            votes = bits >> 10
             nodes.append(
-                b["RaftNode"](
+                node_record(
                     bool(bits & 1),
-                    bool(bits >> 1 & 1),
-                    ROLES[bits >> 2 & 3],
+                    bool(bits & 2),
+                    roles[bits >> 2 & 3],
                     bits >> 4 & 7,
                     bits >> 7 & 7,
-                    frozenset(j + 1 for j in range(n) if bits >> (10 + j) & 1),
+                    frozenset(j + 1 for j in range(n) if votes >> j & 1) if votes else _NOBODY,
                 )
             )
         w1 = row[1]
         msgs = []
+        message = b["Message"]
         for e in range(1, self.top + 1):
             word = row[1 + e]
-            for bit in range(3 * pairs):
-                if word >> bit & 1:
-                    kind, p = divmod(bit, pairs)
-                    msgs.append(
-                        b["Message"](KINDS[kind], int(self.src[p]), int(self.dst[p]), e)
-                    )
+            while word:
+                bit = (word & -word).bit_length() - 1
+                word &= word - 1
+                kind, p = divmod(bit, pairs)
+                msgs.append(message(KINDS[kind], int(self.src[p]), int(self.dst[p]), e))
         island = frozenset(i + 1 for i in range(n) if w1 >> (ISLAND + i) & 1)
         return b["ClusterState"](
             nodes=tuple(nodes),
-            store=b["Store"](),
+            store=self._store,
             storage=b["Storage"](w1 >> HI & 7, bool(w1 >> STALE & 1), w1 >> HIT & 7),
-            net=b["Network"](island, frozenset(), tuple(sorted(msgs)), False),
+            net=b["Network"](island, _NOBODY, tuple(sorted(msgs)), False),
             faults=b["Faults"](
                 w1 >> CRASHES & 7, w1 >> PARTITIONS & 7, w1 >> LOSSES & 7, w1 >> PAUSES & 7, ()
             ),

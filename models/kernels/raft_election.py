@@ -35,6 +35,7 @@ from numba import njit
 
 from leadercheck.checker.kernel import Kernel, defined_in
 from leadercheck.checker.properties import Property
+from leadercheck.models.kernels.bits import lowest, popcount
 
 # The model's numbers (models/raft_election.py, which imports this module; the tests hold
 # the two to one another): roles, message kinds, the variant that forgets votes.
@@ -69,23 +70,6 @@ def _pair_nodes(n: Any, b: Any) -> tuple[Any, Any]:
 @njit(cache=True, inline="always")
 def _pair(n: Any, s: Any, d: Any) -> Any:
     return (s - 1) * (n - 1) + (d - 1 if d < s else d - 2)
-
-
-@njit(cache=True, inline="always")
-def _popcount(x: Any) -> Any:
-    c = 0
-    while x:
-        x &= x - 1
-        c += 1
-    return c
-
-
-@njit(cache=True, inline="always")
-def _lowest(x: Any) -> Any:
-    b = 0
-    while not (x >> np.uint64(b)) & ONE:
-        b += 1
-    return b
 
 
 @njit(cache=True, inline="always")
@@ -138,7 +122,7 @@ def expand(
                 out[c, term] |= requests
                 c += 1
                 m += 1
-            if role == CANDIDATE and _popcount(node >> 7) >= need:  # BecomeLeader(k + 1)
+            if role == CANDIDATE and popcount(node >> 7) >= need:  # BecomeLeader(k + 1)
                 _emit(rows, i, out, c, parents, moves, m)
                 _set_node(out, c, k, (node & ~(3 << 2)) | (LEADER << 2))
                 c += 1
@@ -146,7 +130,7 @@ def expand(
         for t in range(2, max_term + 1):  # requests: HandleRequestVote, DropMessage
             pending = rows[i, t - 1] & field_mask
             while pending:
-                b = _lowest(pending)
+                b = lowest(pending)
                 pending &= pending - ONE
                 j, d = _pair_nodes(n, b)  # candidate j asks node d
                 k = d - 1
@@ -177,7 +161,7 @@ def expand(
             granted = (word >> np.uint64(2 * pairs)) & field_mask
             pending = refused | granted
             while pending:
-                b = _lowest(pending)
+                b = lowest(pending)
                 pending &= pending - ONE
                 j, d = _pair_nodes(n, b)  # node j answers candidate d
                 k = d - 1
@@ -216,11 +200,11 @@ def _node_keys(row: Any, n: int, max_term: int, keys: Any) -> None:
         node = np.int64((row[0] >> np.uint64(NODE_BITS * k)) & FIELD)
         voted = (node >> 4) & 7
         vclass = 0 if voted == 0 else (1 if voted == k + 1 else 2)
-        keys[k] = (node & 15) | (vclass << 4) | (_popcount(node >> 7) << 6)
+        keys[k] = (node & 15) | (vclass << 4) | (popcount(node >> 7) << 6)
     for t in range(2, max_term + 1):
         word = row[t - 1]
         while word:
-            b = _lowest(word)
+            b = lowest(word)
             word &= word - ONE
             kind = b // pairs
             s, d = _pair_nodes(n, b % pairs)
@@ -243,7 +227,7 @@ def _renamed(row: Any, n: int, perm: Any, pair_map: Any, vote_map: Any, bits_map
         word = row[w]
         moved_word = np.uint64(0)
         while word:
-            b = _lowest(word)
+            b = lowest(word)
             word &= word - ONE
             kind = b // pairs
             moved_word |= ONE << np.uint64(kind * pairs + pair_map[b % pairs])
