@@ -422,3 +422,21 @@ def test_a_full_disk_stops_the_search_incomplete_with_the_reason(
     assert result.end is EndReason.MAX_MEMORY
     assert result.result("single-leader").verdict is Verdict.INCOMPLETE
     assert any("No space left on device" in note for note in result.notes)
+
+
+@pytest.mark.parametrize(
+    ("slots", "end", "distinct"), [(2048, "exhausted", 1_588), (1024, "max", 921)]
+)
+def test_a_table_that_may_not_grow_fills_up_before_the_search_stops(
+    monkeypatch: pytest.MonkeyPatch, slots: int, end: str, distinct: int
+) -> None:
+    """Where growing the fingerprint table would pass the memory bound, it fills up to 90%
+    instead (slower lookups, the search goes on), and only then is the search INCOMPLETE."""
+    import leadercheck.checker.engine.compiled.table as table
+
+    monkeypatch.setattr(table, "FIRST_SLOTS", slots)
+    monkeypatch.setattr(table.Table, "growth", lambda self: 1 << 62)
+    _, result = searched(raft_election(3, 3, 2, "correct"), max_memory=1 << 40)
+    expected = EndReason.EXHAUSTED if end == "exhausted" else EndReason.MAX_MEMORY
+    assert result.end is expected
+    assert result.stats.distinct_states == distinct

@@ -183,8 +183,10 @@ class CompiledSearch:
             if self.table.full:
                 bound = self.settings.max_memory
                 if bound is not None and resident_memory() + self.table.growth() > bound:
-                    return EndReason.MAX_MEMORY
-                self.table.grow()
+                    if not self.table.fill_up():
+                        return EndReason.MAX_MEMORY
+                else:
+                    self.table.grow()
             i, new = self.table.add(rows, i, count, fresh)
             if not new:
                 continue

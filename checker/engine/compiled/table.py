@@ -5,7 +5,9 @@ words, as the one-process search remembers `hash(state) & FP_MASK` (the same col
 estimate applies, checker/result.py); with `exact` the table keeps each row beside its
 fingerprint and compares rows, so no collision is possible. Slots are probed linearly; the
 table grows (twice the slots) before it is LOAD full, so a lookup stays a probe or two:
-8 bytes a slot, about 12 per state (24 + 8 * words with `exact`).
+8 bytes a slot, about 12 per state (24 + 8 * words with `exact`). Where a growth would pass
+the memory bound, the table fills up to LAST_LOAD first: slower lookups, not a stopped
+search.
 
 The functions are compiled once and cached on disk (numba's cache), and take any number of
 words per row, so every model's kernel shares them.
@@ -21,6 +23,9 @@ from numba import njit
 from leadercheck.checker.engine.store import FP_MASK
 
 LOAD = 0.7  # the table grows before this share of its slots is used
+# ...unless growing would pass the memory bound: then it fills up to this share instead
+# (lookups slow down as the table fills, but the search goes on)
+LAST_LOAD = 0.9
 FIRST_SLOTS = 1 << 16
 _MASK = np.uint64(FP_MASK)
 _SEED = np.uint64(0x9E3779B97F4A7C15)
@@ -151,6 +156,14 @@ class Table:
     def growth(self) -> int:
         """The bytes the next growth allocates."""
         return 2 * self.bytes
+
+    def fill_up(self) -> bool:
+        """Let the table fill up to LAST_LOAD instead of growing; False if it already may."""
+        last = int(self.slots.shape[0] * LAST_LOAD)
+        if self.limit >= last:
+            return False
+        self.limit = last
+        return True
 
     def grow(self) -> None:
         old, old_kept = self.slots, self.kept
