@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from leadercheck.checker.app.main import main
+from leadercheck.checker.engine.compiled import NOTE
 
 LIVENESS = {
     "raft": "leader-recovers",
@@ -64,10 +65,13 @@ def test_reductions_judge_liveness_unreduced_and_say_why(tmp_path: Path) -> None
     a, b = json.loads(plain.stdout), json.loads(reduced.stdout)
     assert [p["verdict"] for p in a["properties"]] == [p["verdict"] for p in b["properties"]]
     assert a["notes"] == []
-    assert b["notes"] == [
+    # the reduced search of the safety claims goes through even-quorum's compiled kernel
+    # where numba is installed, and says so
+    assert b["notes"][-1] == (
         "liveness judged by a second search, unreduced and in one process: "
         "symmetry and partial-order reduction do not keep fair cycles"
-    ]
+    )
+    assert b["notes"][:-1] in ([], [NOTE])
     assert [ph["name"] for ph in b["stats"]["phases"]] == ["search", "search", "fair cycles"]
 
 

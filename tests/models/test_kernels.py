@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from leadercheck.checker.engine.compiled import compiled_kernel
-from leadercheck.checker.engine.compiled.search import NOTE, CompiledSearch
+from leadercheck.checker.engine.compiled import NOTE, compiled_kernel
+from leadercheck.checker.engine.compiled.search import CompiledSearch
 from leadercheck.checker.engine.reductions.symmetry import canonicalizer
 from leadercheck.checker.engine.settings import Reductions, unbounded
 from leadercheck.checker.engine.strategies.bfs import breadth_first
@@ -127,8 +127,8 @@ def raft_election(n: int, nc: int, max_term: int, variant: str) -> RaftElectionM
     ("size", "states"),
     [
         ((3, 3, 2, "correct"), 1_588),
-        ((3, 3, 2, "forgetvote"), None),
-        ((4, 2, 2, "noquorum"), None),
+        pytest.param((3, 3, 2, "forgetvote"), None, marks=pytest.mark.slow),
+        pytest.param((4, 2, 2, "noquorum"), None, marks=pytest.mark.slow),
         pytest.param((3, 2, 3, "correct"), 71_329, marks=pytest.mark.slow),
         pytest.param((5, 2, 2, "correct"), 107_029, marks=pytest.mark.slow),
         pytest.param((4, 3, 2, "forgetvote"), None, marks=pytest.mark.slow),
@@ -176,8 +176,8 @@ def catalogue(name: str, **params: int) -> Model[Any]:
     ("name", "params"),
     [
         ("raft", {"nodes": 3, "terms": 1}),
-        ("raft-no-quorum", {"nodes": 3}),
-        ("raft-volatile-vote", {"nodes": 3}),
+        pytest.param("raft-no-quorum", {"nodes": 3}, marks=pytest.mark.slow),
+        pytest.param("raft-volatile-vote", {"nodes": 3}, marks=pytest.mark.slow),
         ("even-quorum", {"nodes": 4}),
         pytest.param("raft", {}, marks=pytest.mark.slow),
         pytest.param("raft", {"nodes": 3, "terms": 1, "losses": 1, "pauses": 1},

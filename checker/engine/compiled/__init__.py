@@ -17,6 +17,8 @@ from leadercheck.checker.model import Model
 from leadercheck.checker.properties import Kind, Property
 
 STATE_KINDS = frozenset({Kind.ALWAYS, Kind.SOMETIMES})
+# what a result searched by a kernel notes (checker/engine/compiled/search.py)
+NOTE = "compiled: the model's kernel searched packed states (--interpreted: its Python code)"
 
 
 def compiled_kernel(

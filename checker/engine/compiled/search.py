@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from leadercheck.checker.engine.compiled import NOTE
 from leadercheck.checker.engine.compiled.levels import Level, SpillFailed
 from leadercheck.checker.engine.compiled.table import Table
 from leadercheck.checker.engine.explore import peak_memory, resident_memory
@@ -52,7 +53,6 @@ from leadercheck.checker.trace import Trace
 SLICE = 1 << 16  # frontier rows handed to the kernel at a time
 BATCH_BYTES = 16 << 20  # the successor buffer
 SPILL_SHARE = 4  # a level goes to disk past 1/SPILL_SHARE of the memory bound
-NOTE = "compiled: the model's kernel searched packed states (--interpreted: its Python code)"
 
 
 class CompiledSearch:
