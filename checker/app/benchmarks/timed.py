@@ -1,7 +1,9 @@
 """`verify bench`: timed runs of the benchmark models, each in a fresh process.
 
 A fresh process per run makes peak memory mean something: the peak resident size of a
-run minus that of a run that stops after one state is what the search itself used,
+run minus that of a run that stops after the first step (the initial states and their
+successors: the process and the code a search loads, compiled kernels included) is what the
+search itself used,
 which divided by the distinct states gives bytes per state. Seconds are the median
 of the repeats; the machine is noisy, so compare medians and ratios, not single runs.
 """
@@ -82,7 +84,7 @@ class BenchRow:
     depth: int
     seconds: float  # median over the repeats
     peak_bytes: int
-    search_bytes: int  # peak minus the peak of a process that stops after one state
+    search_bytes: int  # peak minus the peak of a process that stops at depth 1
     reduction: float | None = None  # distinct states of the plain search / of this one
 
     @property
@@ -132,7 +134,7 @@ def run_case(
 ) -> BenchRow:
     flags = searches()[search] + (("--interpreted",) if interpreted else ())
     runs = [run_verify(case.protocol, case.params, flags) for _ in range(repeat)]
-    baseline = run_verify(case.protocol, case.params, [*flags, "--max-states", "1"])
+    baseline = run_verify(case.protocol, case.params, [*flags, "--max-depth", "1"])
     stats = runs[0]["stats"]
     peak = max(r["stats"]["peak_memory_bytes"] for r in runs)
     return BenchRow(

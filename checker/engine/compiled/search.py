@@ -51,7 +51,7 @@ from leadercheck.checker.result import CheckResult, EndReason, Progress, Stats
 from leadercheck.checker.trace import Trace
 
 SLICE = 1 << 16  # frontier rows handed to the kernel at a time
-BATCH_BYTES = 16 << 20  # the successor buffer
+BATCH_BYTES = 4 << 20  # the successor buffer, at most
 SPILL_SHARE = 4  # a level goes to disk past 1/SPILL_SHARE of the memory bound
 
 
@@ -131,13 +131,19 @@ class CompiledSearch:
         end = self._store(rows, len(rows), None, positions, level, 0)
         if end is not None:
             return end
-        out = np.empty((max(kernel.max_successors, BATCH_BYTES // (8 * self.words)), self.words),
-                       dtype=np.uint64)  # fmt: skip
-        parents = np.empty(len(out), dtype=np.int64)
-        moves = np.empty(len(out), dtype=np.int64)
+        most = max(kernel.max_successors, BATCH_BYTES // (8 * self.words))
+        out = parents = moves = np.empty((0, self.words), dtype=np.uint64)
         base = 0  # the index of the level's first state
         depth_now = 0
         while len(level):
+            # the successor buffer: what the level may need at twice the successors a state
+            # has had so far, up to BATCH_BYTES (a small search allocates little)
+            branching = 2 * max(1, self.generated // max(1, self.count))
+            wanted = min(most, len(level) * branching + kernel.max_successors)
+            if len(out) < wanted:
+                out = np.empty((wanted, self.words), dtype=np.uint64)
+                parents = np.empty(wanted, dtype=np.int64)
+                moves = np.empty(wanted, dtype=np.int64)
             if settings.max_depth is not None and depth_now >= settings.max_depth:
                 return EndReason.MAX_DEPTH if self._beyond(level, out) else EndReason.EXHAUSTED
             following = new_level()
