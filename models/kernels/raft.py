@@ -43,7 +43,14 @@ from numba import njit
 
 from leadercheck.checker.kernel import Kernel, defined_in
 from leadercheck.checker.properties import Property
-from leadercheck.models.kernels.bits import lowest, popcount
+from leadercheck.models.kernels.common import (
+    begin,
+    lowest,
+    pair_index,
+    popcount,
+    renaming_tables,
+    smaller,
+)
 
 # The model's words (models/raft.py, which imports this module; the tests hold the two to
 # one another).
@@ -165,13 +172,22 @@ def _drop_useless(row: Any, k: Any, pairs: Any, src: Any, dst: Any, last_term: A
 
 
 @njit(cache=True, inline="always")
-def _begin(rows: Any, i: Any, out: Any, c: Any, parents: Any, moves: Any, m: Any) -> Any:
-    row = out[c]
-    for w in range(rows.shape[1]):
-        row[w] = rows[i, w]
-    parents[c] = i
-    moves[c] = m
-    return row
+def _present(row: Any, kind: Any, pairs: Any, pmask: Any, top: Any) -> Any:
+    """The pairs with a message of `kind` in flight, of any epoch (a bit per pair): the
+    messages in their sorted order are these pairs in order, then their epochs."""
+    present = np.uint64(0)
+    for e in range(1, top + 1):
+        present |= (row[1 + e] >> np.uint64(kind * pairs)) & pmask
+    return present
+
+
+@njit(cache=True, inline="always")
+def _number(perm: Any, n: Any) -> Any:
+    """A renaming's number: its images as the digits of a base-n number (perm_index's)."""
+    code = 0
+    for k in range(n - 1, -1, -1):
+        code = code * n + perm[k]
+    return code
 
 
 @njit(cache=True)
@@ -221,7 +237,7 @@ def expand(
                 may = not _has_msgs(here) and 2 * _reachable(here, n, k, island) > n
             if role != LEADER and term < last_term and may:
                 t = term + 1
-                row = _begin(rows, i, out, c, parents, moves, m)
+                row = begin(rows, i, out, c, parents, moves, m)
                 for j in range(n):
                     if j != k and _get(here, j) & 1 and _connected(island, k, j):
                         row[1 + t] |= ONE << np.uint64(RV * pairs + pair_of[k, j])
@@ -232,7 +248,7 @@ def expand(
                 c += 1
                 m += 1
             if role == LEADER:
-                row = _begin(rows, i, out, c, parents, moves, m)
+                row = begin(rows, i, out, c, parents, moves, m)
                 hit = _field(here, HIT, 3)
                 if term < hit:
                     _set_field(row, STALE, 1, 1)
@@ -243,9 +259,7 @@ def expand(
         # -- deliveries, in the sorted order of the messages --------------------------
         blocked = False
         for kind in range(3):
-            present = np.uint64(0)
-            for e in range(1, top + 1):
-                present |= (here[1 + e] >> np.uint64(kind * pairs)) & pmask
+            present = _present(here, kind, pairs, pmask, top)
             while present:
                 p = lowest(present)
                 present &= present - ONE
@@ -258,7 +272,7 @@ def expand(
                     if not before & 1 or (before >> 1) & 1:
                         continue
                     blocked = True
-                    row = _begin(rows, i, out, c, parents, moves, m)
+                    row = begin(rows, i, out, c, parents, moves, m)
                     row[1 + e] &= ~bit
                     node = before
                     if e > (node >> 4) & 7:  # adopt the newer term
@@ -284,7 +298,7 @@ def expand(
                     m += 1
         # -- the tick, when nothing is in flight to a running node ---------------------
         if not blocked:  # a tick changes nothing here
-            row = _begin(rows, i, out, c, parents, moves, m)
+            row = begin(rows, i, out, c, parents, moves, m)
             c += 1
             m += 1
         # -- faults and recoveries ------------------------------------------------------
@@ -295,7 +309,7 @@ def expand(
         for k in range(n):
             node = _get(here, k)
             if node & 1 and crashes:  # crash: the messages to it are lost
-                row = _begin(rows, i, out, c, parents, moves, m)
+                row = begin(rows, i, out, c, parents, moves, m)
                 for w in range(2, words):
                     for kind in range(3):
                         for j in range(n):
@@ -309,27 +323,27 @@ def expand(
                 c += 1
                 m += 1
             elif not node & 1:  # restart
-                row = _begin(rows, i, out, c, parents, moves, m)
+                row = begin(rows, i, out, c, parents, moves, m)
                 _put(row, k, node | 1)
                 c += 1
                 m += 1
         for k in range(n):
             node = _get(here, k)
             if node & 1 and not (node >> 1) & 1 and pauses:
-                row = _begin(rows, i, out, c, parents, moves, m)
+                row = begin(rows, i, out, c, parents, moves, m)
                 _put(row, k, node | 2)
                 _set_field(row, PAUSES, 3, pauses - 1)
                 c += 1
                 m += 1
             elif node & 1 and (node >> 1) & 1:
-                row = _begin(rows, i, out, c, parents, moves, m)
+                row = begin(rows, i, out, c, parents, moves, m)
                 _put(row, k, node & ~2)
                 c += 1
                 m += 1
         if partitions and island == 0:
             for x in range(splits.shape[0]):
                 side = splits[x]
-                row = _begin(rows, i, out, c, parents, moves, m)
+                row = begin(rows, i, out, c, parents, moves, m)
                 for w in range(2, words):  # messages between the two sides are lost
                     bits = row[w]
                     while bits:
@@ -343,29 +357,27 @@ def expand(
                 c += 1
                 m += 1
         if heals and island != 0:
-            row = _begin(rows, i, out, c, parents, moves, m)
+            row = begin(rows, i, out, c, parents, moves, m)
             _set_field(row, ISLAND, 5, 0)
             c += 1
             m += 1
         if losses:
             for kind in range(3):
-                present = np.uint64(0)
-                for e in range(1, top + 1):
-                    present |= (here[1 + e] >> np.uint64(kind * pairs)) & pmask
+                present = _present(here, kind, pairs, pmask, top)
                 while present:
                     p = lowest(present)
                     present &= present - ONE
                     for e in range(1, top + 1):
                         bit = ONE << np.uint64(kind * pairs + p)
                         if here[1 + e] & bit:
-                            row = _begin(rows, i, out, c, parents, moves, m)
+                            row = begin(rows, i, out, c, parents, moves, m)
                             row[1 + e] &= ~bit
                             _set_field(row, LOSSES, 3, losses - 1)
                             c += 1
                             m += 1
         # -- timing stabilizes: no fault from here on ---------------------------------
         if stabilizes and not stable:
-            row = _begin(rows, i, out, c, parents, moves, m)
+            row = begin(rows, i, out, c, parents, moves, m)
             for shift in (CRASHES, PARTITIONS, LOSSES, PAUSES):
                 _set_field(row, shift, 3, 0)
             _set_field(row, STABLE, 1, 1)
@@ -522,10 +534,7 @@ def canonicalize(
                 for k in range(n):
                     perm[k] = k
                 perm[a], perm[b] = b, a
-                code = 0
-                for k in range(n - 1, -1, -1):
-                    code = code * n + perm[k]
-                y = perm_index[code]
+                y = perm_index[_number(perm, n)]
                 _rename(rows[i], n, pairs, perms[y], pair_maps[y], bits_maps[y], trial)
                 for w in range(words):
                     if trial[w] != rows[i, w]:
@@ -548,18 +557,9 @@ def canonicalize(
                     trying[at + t] = order[at + orders[size, counters[x], t]]
             for q in range(n):
                 perm[trying[q]] = q
-            code = 0
-            for k in range(n - 1, -1, -1):
-                code = code * n + perm[k]
-            x = perm_index[code]
+            x = perm_index[_number(perm, n)]
             _rename(rows[i], n, pairs, perms[x], pair_maps[x], bits_maps[x], trial)
-            smaller = not found
-            if found:
-                for w in range(words):
-                    if trial[w] != best[w]:
-                        smaller = trial[w] < best[w]
-                        break
-            if smaller:
+            if not found or smaller(trial, best):
                 best[:] = trial
                 found = True
             x = 0  # the next combination of orders, the first run fastest
@@ -594,13 +594,12 @@ class RaftKernel(Kernel[Any]):
         self.pair_of = np.zeros((n, n), dtype=np.int64)
         self.src = np.zeros(max(self.pairs, 1), dtype=np.int64)
         self.dst = np.zeros(max(self.pairs, 1), dtype=np.int64)
-        p = 0
         for s in range(n):
             for d in range(n):
                 if s != d:
+                    p = pair_index(n, s + 1, d + 1)
                     self.pair_of[s, d] = p
                     self.src[p], self.dst[p] = s + 1, d + 1
-                    p += 1
         self.touch = np.array(  # per node, the pairs it is one end of
             [sum(1 << p for p in range(self.pairs) if k + 1 in (self.src[p], self.dst[p]))
              for k in range(n)],
@@ -619,18 +618,9 @@ class RaftKernel(Kernel[Any]):
                 for x, q in enumerate(permutations(range(size))):
                     self.orders[size, x, :size] = q
             self.perm_index = np.zeros(n**n, dtype=np.int64)
-            for x, q in enumerate(perms):  # a renaming's number: its images in base n
+            for x, q in enumerate(perms):  # a renaming's number (_number): images in base n
                 self.perm_index[sum(q[k] * n**k for k in range(n))] = x
-            self.pair_maps = np.array(
-                [[self.pair_of[q[s], q[d]] for s in range(n) for d in range(n) if s != d]
-                 for q in perms],
-                dtype=np.int64,
-            )  # fmt: skip
-            self.bits_maps = np.array(
-                [[sum(1 << q[j] for j in range(n) if b >> j & 1) for b in range(32)]
-                 for q in perms],
-                dtype=np.int64,
-            )  # fmt: skip
+            self.pair_maps, self.bits_maps = renaming_tables(n, perms)
 
     # -- rows and states ------------------------------------------------------------
 

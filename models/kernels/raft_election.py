@@ -35,7 +35,14 @@ from numba import njit
 
 from leadercheck.checker.kernel import Kernel, defined_in
 from leadercheck.checker.properties import Property
-from leadercheck.models.kernels.bits import lowest, popcount
+from leadercheck.models.kernels.common import (
+    begin,
+    lowest,
+    pair_index,
+    popcount,
+    renaming_tables,
+    smaller,
+)
 
 # The model's numbers (models/raft_election.py, which imports this module; the tests hold
 # the two to one another): roles, message kinds, the variant that forgets votes.
@@ -54,11 +61,6 @@ FIELD = np.uint64(0xFFF)
 ONE = np.uint64(1)
 
 
-def pair_index(n: int, s: int, d: int) -> int:
-    """The number of the ordered pair (s, d), s != d, ids from 1: by s, then d."""
-    return (s - 1) * (n - 1) + (d - 1 if d < s else d - 2)
-
-
 @njit(cache=True, inline="always")
 def _pair_nodes(n: Any, b: Any) -> tuple[Any, Any]:
     s = b // (n - 1) + 1
@@ -70,14 +72,6 @@ def _pair_nodes(n: Any, b: Any) -> tuple[Any, Any]:
 @njit(cache=True, inline="always")
 def _pair(n: Any, s: Any, d: Any) -> Any:
     return (s - 1) * (n - 1) + (d - 1 if d < s else d - 2)
-
-
-@njit(cache=True, inline="always")
-def _emit(rows: Any, i: Any, out: Any, c: Any, parents: Any, moves: Any, m: Any) -> None:
-    for w in range(rows.shape[1]):
-        out[c, w] = rows[i, w]
-    parents[c] = i
-    moves[c] = m
 
 
 @njit(cache=True, inline="always")
@@ -116,14 +110,14 @@ def expand(
             role = (node >> 2) & 3
             if k < nc and role != LEADER and term < max_term:  # Timeout(k + 1)
                 # the new term, term + 1, is stored as term and its requests go to word term
-                _emit(rows, i, out, c, parents, moves, m)
+                begin(rows, i, out, c, parents, moves, m)
                 _set_node(out, c, k, term | (CANDIDATE << 2) | ((k + 1) << 4) | ((1 << k) << 7))
                 requests = np.uint64((1 << (n - 1)) - 1) << np.uint64(k * (n - 1))
                 out[c, term] |= requests
                 c += 1
                 m += 1
             if role == CANDIDATE and popcount(node >> 7) >= need:  # BecomeLeader(k + 1)
-                _emit(rows, i, out, c, parents, moves, m)
+                begin(rows, i, out, c, parents, moves, m)
                 _set_node(out, c, k, (node & ~(3 << 2)) | (LEADER << 2))
                 c += 1
                 m += 1
@@ -142,7 +136,7 @@ def expand(
                 grant = t == ti and (forget or vf == 0 or vf == j)
                 vote = j if grant and not forget else vf
                 bit = ONE << np.uint64(b)
-                _emit(rows, i, out, c, parents, moves, m)
+                begin(rows, i, out, c, parents, moves, m)
                 out[c, t - 1] &= ~bit
                 reply = (2 if grant else 1) * pairs + _pair(n, d, j)
                 out[c, ti - 1] |= ONE << np.uint64(reply)
@@ -151,7 +145,7 @@ def expand(
                 else:
                     _set_node(out, c, k, (node & ~(7 << 4)) | (vote << 4))
                 c += 1
-                _emit(rows, i, out, c, parents, moves, m + 1)
+                begin(rows, i, out, c, parents, moves, m + 1)
                 out[c, t - 1] &= ~bit
                 c += 1
                 m += 2
@@ -171,14 +165,14 @@ def expand(
                     bit = ONE << np.uint64((1 + g) * pairs + b)
                     node = np.int64((w0 >> np.uint64(NODE_BITS * k)) & FIELD)
                     term = (node & 3) + 1
-                    _emit(rows, i, out, c, parents, moves, m)
+                    begin(rows, i, out, c, parents, moves, m)
                     out[c, t - 1] &= ~bit
                     if t > term:
                         _set_node(out, c, k, t - 1)
                     elif t == term and (node >> 2) & 3 == CANDIDATE and g:
                         _set_node(out, c, k, node | ((1 << (j - 1)) << 7))
                     c += 1
-                    _emit(rows, i, out, c, parents, moves, m + 1)
+                    begin(rows, i, out, c, parents, moves, m + 1)
                     out[c, t - 1] &= ~bit
                     c += 1
                     m += 2
@@ -268,13 +262,7 @@ def canonicalize(
             if not ordered:
                 continue
             _renamed(rows[i], n, perm, pair_maps[p], vote_maps[p], bits_maps[p], trial)
-            smaller = not found
-            if found:
-                for w in range(words):
-                    if trial[w] != best[w]:
-                        smaller = trial[w] < best[w]
-                        break
-            if smaller:
+            if not found or smaller(trial, best):
                 best[:] = trial
                 found = True
         rows[i, :] = best
@@ -311,27 +299,9 @@ class RaftElectionKernel(Kernel[Any]):
             perms.append(perm)
         self.perms = np.array(perms, dtype=np.int64)
         self.group_of = np.array([0 if k < nc else 1 for k in range(n)], dtype=np.int64)
-        self.pair_maps = np.array(
-            [
-                [
-                    pair_index(n, perm[s - 1] + 1, perm[d - 1] + 1)
-                    for s in range(1, n + 1)
-                    for d in range(1, n + 1)
-                    if s != d
-                ]
-                for perm in perms
-            ],
-            dtype=np.int64,
-        )
+        self.pair_maps, self.bits_maps = renaming_tables(n, perms)
         self.vote_maps = np.array(
             [[0, *(perm[v - 1] + 1 for v in range(1, n + 1))] + [0] * (7 - n) for perm in perms],
-            dtype=np.int64,
-        )
-        self.bits_maps = np.array(
-            [
-                [sum(1 << perm[j] for j in range(n) if bits >> j & 1) for bits in range(32)]
-                for perm in perms
-            ],
             dtype=np.int64,
         )
 
