@@ -132,7 +132,10 @@ class CompiledSearch:
         if end is not None:
             return end
         most = max(kernel.max_successors, BATCH_BYTES // (8 * self.words))
-        out = parents = moves = np.empty((0, self.words), dtype=np.uint64)
+        # the successor buffer, each successor's parent and move (sized per level below)
+        out: Any = np.empty((0, self.words), dtype=np.uint64)
+        parents: Any = np.empty(0, dtype=np.int64)
+        moves: Any = np.empty(0, dtype=np.int64)
         base = 0  # the index of the level's first state
         depth_now = 0
         while len(level):
