@@ -47,9 +47,8 @@ class Phase:
     end: EndReason = EndReason.EXHAUSTED
 
 
-FINGERPRINT_SPACE = float(
-    1 << 60
-)  # checker/engine/successors.py keeps 60 bits of each state's hash
+FINGERPRINT_BITS = 60  # the Python searches keep 60 bits of each state's hash (engine/store.py)
+FINGERPRINT_SPACE = float(1 << FINGERPRINT_BITS)
 
 
 @dataclass(frozen=True)
@@ -62,6 +61,9 @@ class Stats:
     peak_memory_bytes: int
     phases: tuple[Phase, ...] = ()  # every phase, when there is more than the search
     exact: bool = False  # states kept in full (--exact): no fingerprint can collide
+    fingerprint_bits: int = FINGERPRINT_BITS  # the compiled search keeps 96
+    # the other phases' collision estimates, added to this one's (a check of two searches)
+    collision_elsewhere: float = 0.0
 
     @property
     def states_per_second(self) -> float:
@@ -69,17 +71,19 @@ class Stats:
 
     @property
     def collision_probability(self) -> float:
-        """The estimated chance that a fingerprint collision hid a state (60-bit fingerprints).
+        """The estimated chance that a fingerprint collision hid a state.
 
-        As TLC estimates it from the distinct (n) and generated (g) states: each of the
-        g - n lookups that found a state might have found another one's fingerprint,
-        n (g - n) / 2^60; and the n new states might share one among themselves, n^2 / 2^61.
-        The larger of the two, and never more than 1.
+        As TLC estimates it from the distinct (n) and generated (g) states, on b-bit
+        fingerprints: each of the g - n lookups that found a state might have found another
+        one's fingerprint, n (g - n) / 2^b; and the n new states might share one among
+        themselves, n^2 / 2^(b+1). The larger of the two, plus the other phases' own, and
+        never more than 1.
         """
-        if self.exact:
-            return 0.0
-        n, g = self.distinct_states, self.generated_states
-        return min(1.0, max(n * max(g - n, 0), n * n / 2) / FINGERPRINT_SPACE)
+        own = 0.0
+        if not self.exact:
+            n, g = self.distinct_states, self.generated_states
+            own = max(n * max(g - n, 0), n * n / 2) / float(1 << self.fingerprint_bits)
+        return min(1.0, own + self.collision_elsewhere)
 
 
 @dataclass(frozen=True)

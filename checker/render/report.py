@@ -94,8 +94,11 @@ def report_lines(run: Run) -> list[str]:
         lines.append("states kept in full (--exact): no fingerprint collision can hide one")
     elif coverage is None or coverage.strategy != "bitstate":  # a bit array keeps none
         hint = " (--exact keeps full states)" if coverage is None else ""
+        bits = f"{s.fingerprint_bits} bits"
+        if s.collision_elsewhere:  # a second search, on fingerprints of its own
+            bits += " in the largest search, each other search's estimate added"
         lines.append(
-            f"fingerprints: 60 bits; estimated chance that a collision hid a state: "
+            f"fingerprints: {bits}; estimated chance that a collision hid a state: "
             f"{s.collision_probability:.1e}{hint}"
         )
     lines += [f"note: {note}" for note in result.notes]
@@ -151,6 +154,7 @@ def json_report(run: Run) -> dict[str, Any]:
             "states_per_second": round(s.states_per_second, 1),
             "peak_memory_bytes": s.peak_memory_bytes,
             "fingerprint_collision_probability": float(f"{s.collision_probability:.3g}"),
+            "fingerprint_bits": s.fingerprint_bits,
             "exact": s.exact,
             "phases": [
                 {

@@ -36,7 +36,7 @@ import numpy as np
 
 from leadercheck.checker.engine.compiled import NOTE
 from leadercheck.checker.engine.compiled.levels import Level, SpillFailed
-from leadercheck.checker.engine.compiled.table import Table
+from leadercheck.checker.engine.compiled.table import BITS, Table
 from leadercheck.checker.engine.explore import peak_memory, resident_memory
 from leadercheck.checker.engine.guard import call_model, check_initial
 from leadercheck.checker.engine.interrupts import model_escapes
@@ -349,6 +349,7 @@ class CompiledSearch:
             seconds=seconds,
             peak_memory_bytes=peak_memory(),
             exact=self.exact,
+            fingerprint_bits=BITS,
         )
         results = []
         with model_escapes("successors, judging the claims"):

@@ -1,13 +1,15 @@
-"""The compiled search's visited set: an open-addressing table of 60-bit fingerprints.
+"""The compiled search's visited set: an open-addressing table of 96-bit fingerprints.
 
-A row (a packed state, checker/kernel.py) is remembered by a 60-bit fingerprint of its
-words, as the one-process search remembers `hash(state) & FP_MASK` (the same collision
-estimate applies, checker/result.py); with `exact` the table keeps each row beside its
-fingerprint and compares rows, so no collision is possible. Slots are probed linearly; the
-table grows (twice the slots) before it is LOAD full, so a lookup stays a probe or two:
-8 bytes a slot, about 12 per state (24 + 8 * words with `exact`). Where a growth would pass
-the memory bound, the table fills up to LAST_LOAD first: slower lookups, not a stopped
-search.
+A row (a packed state, checker/kernel.py) is remembered by a 96-bit fingerprint of its
+words: a 64-bit hash, which also places it, and a 32-bit check from an independent hash
+beside it. Two rows are taken for one only if both agree, so the collision estimate
+(checker/result.py) is on 2^96, and a 5-node search of 10^8 states and 10^9 transitions
+stays near 10^-12 where 60 bits, as the one-process search keeps, would give 0.2. With
+`exact` the table keeps each row instead of the check and compares rows, so no collision is
+possible. Slots are probed linearly; the table grows (twice the slots) before it is LOAD
+full, so a lookup stays a probe or two: 12 bytes a slot, about 17 per state (24 + 8 * words
+with `exact`). Where a growth would pass the memory bound, the table fills up to LAST_LOAD
+first: slower lookups, not a stopped search.
 
 The functions are compiled once and cached on disk (numba's cache), and take any number of
 words per row, so every model's kernel shares them.
@@ -20,15 +22,14 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from leadercheck.checker.engine.store import FP_MASK
-
 LOAD = 0.7  # the table grows before this share of its slots is used
 # ...unless growing would pass the memory bound: then it fills up to this share instead
 # (lookups slow down as the table fills, but the search goes on)
 LAST_LOAD = 0.9
 FIRST_SLOTS = 1 << 16
-_MASK = np.uint64(FP_MASK)
+BITS = 96  # the fingerprint's width: the hash's 64 and the check's 32
 _SEED = np.uint64(0x9E3779B97F4A7C15)
+_CHECK_SEED = np.uint64(0xD6E8FEB86659FD93)  # a second, independent hash of the same words
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 
@@ -45,16 +46,30 @@ def _mix(h: Any) -> Any:
 
 
 @njit(cache=True, inline="always")
-def _fingerprint(rows: Any, i: int) -> Any:
-    h = _SEED
+def _hash(rows: Any, i: int, seed: Any) -> Any:
+    h = seed
     for w in range(rows.shape[1]):
         h = _mix(h ^ rows[i, w])
-    fp = h & _MASK
+    return h
+
+
+@njit(cache=True, inline="always")
+def _fingerprint(rows: Any, i: int) -> Any:
+    fp = _hash(rows, i, _SEED)
     return fp if fp != 0 else np.uint64(1)  # 0 marks an empty slot
 
 
 @njit(cache=True, inline="always")
-def _same(kept: Any, slot: Any, rows: Any, i: int) -> bool:
+def _check(rows: Any, i: int) -> Any:
+    return np.uint32(_hash(rows, i, _CHECK_SEED) >> np.uint64(32))
+
+
+@njit(cache=True, inline="always")
+def _same(kept: Any, slot: Any, exact: bool, rows: Any, i: int, check: Any) -> bool:
+    """Whether the row in `slot`, whose hash is row i's, is row i: compared whole with
+    `exact`, else by the check (kept[slot, 0] holds it then)."""
+    if not exact:
+        return kept[slot, 0] == check
     for w in range(rows.shape[1]):
         if kept[slot, w] != rows[i, w]:
             return False
@@ -74,13 +89,14 @@ def insert(
     fresh: Any,
 ) -> Any:
     """Add rows[start:count] that are not yet in `table`, in order, until `used` reaches
-    `limit`: each new row's index goes to `fresh`. With `exact`, `kept` holds each slot's
-    row and rows are compared whole. Returns (next row, new rows, used)."""
+    `limit`: each new row's index goes to `fresh`. `kept` holds each slot's check, or with
+    `exact` its row. Returns (next row, new rows, used)."""
     mask = np.uint64(table.shape[0] - 1)
     new = 0
     i = start
     while i < count and used < limit:
         fp = _fingerprint(rows, i)
+        check = np.uint32(0) if exact else _check(rows, i)
         slot = fp & mask
         while True:
             held = table[slot]
@@ -89,11 +105,13 @@ def insert(
                 if exact:
                     for w in range(rows.shape[1]):
                         kept[slot, w] = rows[i, w]
+                else:
+                    kept[slot, 0] = check
                 fresh[new] = i
                 new += 1
                 used += 1
                 break
-            if held == fp and (not exact or _same(kept, slot, rows, i)):
+            if held == fp and _same(kept, slot, exact, rows, i, check):
                 break
             slot = (slot + np.uint64(1)) & mask
         i += 1
@@ -106,12 +124,13 @@ def contains_any(table: Any, kept: Any, exact: bool, rows: Any, count: int) -> b
     mask = np.uint64(table.shape[0] - 1)
     for i in range(count):
         fp = _fingerprint(rows, i)
+        check = np.uint32(0) if exact else _check(rows, i)
         slot = fp & mask
         while True:
             held = table[slot]
             if held == 0:
                 return True
-            if held == fp and (not exact or _same(kept, slot, rows, i)):
+            if held == fp and _same(kept, slot, exact, rows, i, check):
                 break
             slot = (slot + np.uint64(1)) & mask
     return False
@@ -119,7 +138,7 @@ def contains_any(table: Any, kept: Any, exact: bool, rows: Any, count: int) -> b
 
 @njit(cache=True)
 def rehash(old: Any, old_kept: Any, table: Any, kept: Any, exact: bool) -> None:
-    """Move every fingerprint (and row, with `exact`) of `old` into the larger `table`."""
+    """Move every fingerprint and its check (or row, with `exact`) into the larger `table`."""
     mask = np.uint64(table.shape[0] - 1)
     for s in range(old.shape[0]):
         fp = old[s]
@@ -129,13 +148,13 @@ def rehash(old: Any, old_kept: Any, table: Any, kept: Any, exact: bool) -> None:
         while table[slot] != 0:
             slot = (slot + np.uint64(1)) & mask
         table[slot] = fp
-        if exact:
-            for w in range(kept.shape[1]):
-                kept[slot, w] = old_kept[s, w]
+        for w in range(kept.shape[1]):
+            kept[slot, w] = old_kept[s, w]
 
 
 class Table:
-    """The visited set: fingerprints (and rows, with `exact`) and how many are used."""
+    """The visited set: fingerprints and their checks (rows, with `exact`), and how many
+    are used."""
 
     def __init__(self, words: int, exact: bool) -> None:
         self.words = words
@@ -145,8 +164,10 @@ class Table:
 
     def _allocate(self, slots: int) -> None:
         self.slots = np.zeros(slots, dtype=np.uint64)
-        width = self.words if self.exact else 1
-        self.kept = np.zeros((slots if self.exact else 1, width), dtype=np.uint64)
+        if self.exact:
+            self.kept = np.zeros((slots, self.words), dtype=np.uint64)
+        else:
+            self.kept = np.zeros((slots, 1), dtype=np.uint32)
         self.limit = int(slots * LOAD)
 
     @property

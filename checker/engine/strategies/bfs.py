@@ -185,6 +185,10 @@ def _merge(
         seconds=sum(run.stats.seconds for run in runs),
         peak_memory_bytes=max(run.stats.peak_memory_bytes for run in runs),
         phases=phases,
+        # each search's estimate on its own fingerprints (the compiled one keeps more bits)
+        collision_elsewhere=sum(
+            run.stats.collision_probability for run in runs if run.stats is not main
+        ),
     )
     notes = tuple(n for run in runs for n in run.notes) + (note,)
     return CheckResult(tuple(by_name[p.name] for p in properties), stats, end, notes)
