@@ -124,7 +124,9 @@ class Explorer:
         self.settings = settings  # its bounds and progress callback are read here
         self.max_states = settings.max_states if settings.max_states is not None else 1 << 62
         self.canonical = canonical
-        self.values = values if values is not None else ValueCheck(_model_name(model))
+        if values is None:  # a store of full states compares them whole: any int is fine
+            values = ValueCheck(_model_name(model), fingerprints=not store.exact)
+        self.values = values
         self.frontier = Frontier()
         self.generated = 0
         self.current = NO_PARENT  # the index of the state being expanded, for error traces

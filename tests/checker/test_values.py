@@ -5,13 +5,13 @@ count; the error carries the trace that led there."""
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from leadercheck.checker import always, eventually
+from leadercheck.checker import Action, Model, always, eventually
 from leadercheck.checker.engine.settings import Reductions, Sampling, SearchSettings
 from leadercheck.checker.engine.strategies import searcher
 from leadercheck.checker.engine.strategies.bfs import check
@@ -141,6 +141,62 @@ def test_values_with_their_own_equality_and_records_pass() -> None:
         values.stored((0, Record(Tag())))
     with pytest.raises(ModelError, match="class Tag"):
         values.stored((0, frozenset({Tag()})))
+
+
+class Net(NamedTuple):
+    nodes: tuple[tuple[int, Any], ...]
+    msgs: frozenset[Any]
+
+
+PARENT = Net(((1, 2), (3, 4)), frozenset({(1, "a"), (2, ("b", 5))}))
+
+
+@pytest.mark.parametrize(
+    ("child", "where"),
+    [
+        (PARENT._replace(nodes=(PARENT.nodes[0], (3, Tag()))), r"state\[0\]\[1\]\[1\]"),
+        (PARENT._replace(msgs=PARENT.msgs | {(3, ("c", Tag()))}), "state"),
+        (PARENT._replace(msgs=frozenset({(1, "a"), (2, ("b", Tag()))})), "state"),
+        (Net(PARENT.nodes, frozenset({(2, ("b", 5)), (9, (Tag(),))})), "state"),
+    ],
+    ids=["deep-in-a-node", "in-an-added-message", "in-a-replaced-message", "in-a-new-set"],
+)
+def test_what_a_successor_shares_with_its_parent_is_not_walked_again(
+    child: Net, where: str
+) -> None:
+    """A successor is walked only where it differs from its checked parent (the parts that
+    are not the parent's, down through tuples; a frozenset's elements the parent's lacks),
+    and a part compared by identity is found there, however deep, with or beside shared
+    parts."""
+    values = ValueCheck("M")
+    values.stored(PARENT)
+    values.stored(PARENT._replace(msgs=PARENT.msgs | {(3, ("c", 6))}), PARENT)  # clean
+    values.stored(Net(((1, 2), (3, 4)), frozenset({(1, "a"), (2, ("b", 5))})), PARENT)  # equal
+    with pytest.raises(ModelError, match=f"class Tag(, at {where},)?"):
+        values.stored(child, PARENT)
+
+
+class Sends(Model[Net]):
+    """Each step adds one message to the set; at `depth` the message carries a Tag, deep."""
+
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
+
+    def initial_states(self) -> list[Net]:
+        return [Net(((0, None),), frozenset())]
+
+    def successors(self, state: Net) -> list[tuple[Action, Net]]:
+        k = len(state.msgs)
+        if k > 40:
+            return []
+        body: Any = ("m", (k, Tag())) if k == self.depth else ("m", (k, k))
+        return [(Action("send", "n1"), Net(((k, None),), state.msgs | {body}))]
+
+
+def test_a_misuse_in_the_one_message_a_step_adds_is_found_at_depth_30() -> None:
+    with pytest.raises(ModelError, match="class Tag") as caught:
+        check(Sends(30), [FINE])
+    assert caught.value.trace is not None and len(caught.value.trace) == 31
 
 
 @pytest.mark.slow  # every built-in protocol at its defaults, every state walked: minutes

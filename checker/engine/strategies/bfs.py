@@ -233,7 +233,9 @@ class _Search:
         if cp is not None:
             observers.append(Checkpointing(cp))
         expand = make_expander(model, store.keys, self.canonical, self.por, self.exact)
-        values = ValueCheck(model_name(model), walk=not self.settings.trust_values)
+        values = ValueCheck(
+            model_name(model), walk=not self.settings.trust_values, fingerprints=not self.exact
+        )
         explorer = Explorer(
             model, initial, store, expand, observers, self.settings, self.canonical, values
         )
