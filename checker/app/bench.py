@@ -90,6 +90,13 @@ def cost_tables(name: str) -> list[MeasureTable]:
     "MaxTerm=3, N=4 NC=4 MaxTerm=2 and N=5 NC=3 MaxTerm=2, in turn (needs spin and cc).",
 )
 @click.option(
+    "--user-model",
+    is_flag=True,
+    help="Time `verify --model` on Paxos Commit (1,321,761 states) against the same "
+    "breadth-first loop over the same successors with no checker, as a user's states and as "
+    "one int a state: the checker's cost a state.",
+)
+@click.option(
     "--interpreted",
     is_flag=True,
     help="Time the searches of the models' Python code, not their compiled kernels.",
@@ -104,10 +111,18 @@ def bench_command(
     sampled: bool,
     seeds: int,
     spin: bool,
+    user_model: bool,
     interpreted: bool,
 ) -> int:
     """Time the benchmark models, each run in a fresh process: raft-election and
     lease-bench (see --list), whose state counts match TLC's and Spin's."""
+    if user_model:
+        if only is not None or chosen or sampled or large or spin or interpreted:
+            raise LeadercheckError(
+                "--user-model runs its own model and searches: drop "
+                "--only/--search/--large/--sampled/--spin/--interpreted"
+            )
+        return _bench_user_model(repeat, as_json)
     if spin:
         if only is not None or chosen or sampled or large:
             raise LeadercheckError(
@@ -149,6 +164,17 @@ def _bench_spin(repeat: int, as_json: bool, interpreted: bool) -> int:
         say(json.dumps({"repeat": repeat, "spin": [r.to_json() for r in rows]}))
     else:
         say("\n".join(bench_spin.spin_lines(rows)))
+    return 0
+
+
+def _bench_user_model(repeat: int, as_json: bool) -> int:
+    from leadercheck.checker.app.benchmarks import user_model  # noqa: PLC0415 (only when asked for)
+
+    pairs = user_model.side_by_side(repeat=repeat)
+    if as_json:
+        say(json.dumps({"repeat": repeat, "user_model": [p.to_json() for p in pairs]}))
+    else:
+        say("\n".join(user_model.user_model_lines(pairs)))
     return 0
 
 
