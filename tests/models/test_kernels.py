@@ -7,6 +7,7 @@ same early stops."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections import deque
@@ -427,16 +428,77 @@ def test_a_full_disk_stops_the_search_incomplete_with_the_reason(
 @pytest.mark.parametrize(
     ("slots", "end", "distinct"), [(2048, "exhausted", 1_588), (1024, "max", 921)]
 )
-def test_a_table_that_may_not_grow_fills_up_before_the_search_stops(
+def test_an_exact_table_that_may_not_grow_fills_up_before_the_search_stops(
     monkeypatch: pytest.MonkeyPatch, slots: int, end: str, distinct: int
 ) -> None:
-    """Where growing the fingerprint table would pass the memory bound, it fills up to 90%
-    instead (slower lookups, the search goes on), and only then is the search INCOMPLETE."""
+    """Where growing the table would pass the memory bound, it fills up to 90% instead
+    (slower lookups, the search goes on); with --exact, whose rows stay in memory, the
+    search is then INCOMPLETE."""
     import leadercheck.checker.engine.compiled.table as table
 
     monkeypatch.setattr(table, "FIRST_SLOTS", slots)
     monkeypatch.setattr(table.Table, "growth", lambda self: 1 << 62)
-    _, result = searched(raft_election(3, 3, 2, "correct"), max_memory=1 << 40)
+    exact = Reductions(exact=True)
+    _, result = searched(raft_election(3, 3, 2, "correct"), max_memory=1 << 40, reductions=exact)
     expected = EndReason.EXHAUSTED if end == "exhausted" else EndReason.MAX_MEMORY
     assert result.end is expected
     assert result.stats.distinct_states == distinct
+
+
+def small_table(monkeypatch: pytest.MonkeyPatch, slots: int = 1024) -> list[str]:
+    """A table of `slots` that may never grow: past it the fingerprints go to disk again
+    and again. Returns the temporary directories the searches make (to see them gone)."""
+    import leadercheck.checker.engine.compiled.search as search_module
+    import leadercheck.checker.engine.compiled.table as table
+
+    monkeypatch.setattr(table, "FIRST_SLOTS", slots)
+    monkeypatch.setattr(table.Table, "growth", lambda self: 1 << 62)
+    made: list[str] = []
+    real = search_module.tempfile.mkdtemp
+
+    def mkdtemp(**kw: Any) -> str:
+        made.append(real(**kw))
+        return made[-1]
+
+    monkeypatch.setattr(search_module.tempfile, "mkdtemp", mkdtemp)
+    return made
+
+
+@pytest.mark.parametrize("symmetry", [False, True])
+@pytest.mark.parametrize("variant", ["correct", "forgetvote"])
+@pytest.mark.parametrize("bounds", [{}, {"max_states": 5_000}, {"max_depth": 7}])
+def test_fingerprints_on_disk_give_the_same_search(
+    monkeypatch: pytest.MonkeyPatch, variant: str, symmetry: bool, bounds: dict[str, int]
+) -> None:
+    """Past the memory bound the visited set goes to disk (disk.py) and the search goes
+    on: the same counts, depth, end, verdicts and traces, state for state, as in memory."""
+    model = raft_election(3, 2, 3, variant)
+    props = [p for p in STATE_CLAIMS if p.name in ("single-leader", "leader-elected")]
+    reductions = Reductions(symmetry=symmetry)
+    in_memory = breadth_first(model, props, unbounded(reductions=reductions, **bounds))
+    made = small_table(monkeypatch)
+    settings = unbounded(reductions=reductions, max_memory=1 << 40, **bounds)
+    on_disk = breadth_first(model, props, settings)
+    same(on_disk, in_memory)
+    flushed = [n for n in on_disk.notes if "visited fingerprints went to disk" in n]
+    assert flushed or on_disk.stats.distinct_states < 1000
+    assert made and not any(os.path.exists(d) for d in made)  # removed
+
+
+def test_a_full_disk_under_the_fingerprints_stops_the_search_with_the_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import errno
+
+    import leadercheck.checker.engine.compiled.disk as disk
+
+    small_table(monkeypatch)
+
+    def full(*args: Any, **kwargs: Any) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(disk, "_write", full)
+    _, result = searched(raft_election(3, 2, 3, "correct"), max_memory=1 << 40)
+    assert result.end is EndReason.MAX_MEMORY
+    assert result.result("single-leader").verdict is Verdict.INCOMPLETE
+    assert any("No space left on device" in note for note in result.notes)

@@ -86,6 +86,57 @@ class Level:
                 yield np.array(mapped[start : start + size])
             del mapped, flat
 
+    def compact_tail(self, n: int, keep: Any) -> None:
+        """Keep of the last `n` rows only those `keep` (a mask) marks, in order: the
+        visited set on disk found the others stored already (checker/engine/compiled/disk.py)."""
+        start = self.count - n
+        rows = self._read(start)
+        self._truncate(start)
+        self.append(rows[keep])
+
+    def _read(self, start: int) -> Any:
+        """A copy of the rows from `start` on."""
+        parts = []
+        at = 0
+        for rows in self.slices(1 << 16):
+            if at + len(rows) > start:
+                parts.append(np.array(rows[max(0, start - at) :]))
+            at += len(rows)
+        if not parts:
+            return np.empty((0, self.words), dtype=np.uint64)
+        return np.concatenate(parts)
+
+    def _truncate(self, start: int) -> None:
+        """Forget the rows from `start` on."""
+        in_memory = self.count - self.on_disk
+        if start >= in_memory and self._file is not None:
+            self.on_disk = start - in_memory
+            size = self.on_disk * self.words * 8
+            try:
+                self._file.flush()
+                self._file.truncate(size)
+                self._file.seek(size)
+            except OSError as exc:
+                raise SpillFailed(f"writing the frontier to {self.directory}: {exc}") from exc
+        else:
+            if self._file is not None:  # the whole file goes
+                self._file.close()
+                self._file = None
+                assert self.path is not None
+                self.path.unlink(missing_ok=True)
+                self.path = None
+                self.on_disk = 0
+            kept, total = [], 0
+            for chunk in self.chunks:
+                if total + len(chunk) > start:
+                    chunk = chunk[: start - total]
+                if len(chunk):
+                    kept.append(chunk)
+                total += len(chunk)
+            self.chunks = kept
+        self.count = start
+        self.bytes = start * self.words * 8
+
     def close(self) -> None:
         """Forget the rows; remove the file."""
         self.chunks.clear()

@@ -8,7 +8,14 @@ trace the one-process search finds. What differs is the cost per state: the kern
 expands
 a batch of packed rows and canonicalises them (symmetry) in compiled code, the visited set
 is a table of fingerprints (checker/engine/compiled/table.py), and a level waits in memory
-or, past a share of the memory bound, on disk (checker/engine/compiled/levels.py).
+or, past a share of the memory bound, on disk (checker/engine/compiled/levels.py). Where the
+table cannot grow under the memory bound, its fingerprints go to a sorted file
+(checker/engine/compiled/disk.py) and it starts empty: a state new to the table is stored
+at once, and when its level is whole the level's such states are looked up in the file
+together, in one pass, and those found there are dropped (delayed duplicate detection: a
+level is what a breadth-first search needs exact, so counts, depths and traces are those of
+a search in memory). Under --max-states the file is asked at once, so the bound counts new
+states only.
 
 Claims stay Python: each is evaluated by its own predicate on a decoded state, once per
 claim key for the claims the kernel covers (its contract: one key, one verdict on each),
@@ -18,7 +25,8 @@ level waits.
 
 Bounds as the one-process search has them: states (after the state that reaches the bound),
 depth (at a level's start; EXHAUSTED if nothing beyond it is new), resident memory (after
-each batch, and before the table grows), Ctrl-C (between two batches: a batch is a few
+each batch; before the table grows, where the fingerprints then go to disk, but with
+--exact, whose rows stay in memory), Ctrl-C (between two batches: a batch is a few
 milliseconds of compiled code).
 """
 
@@ -35,8 +43,9 @@ from typing import Any
 import numpy as np
 
 from leadercheck.checker.engine.compiled import NOTE
+from leadercheck.checker.engine.compiled.disk import DiskSet
 from leadercheck.checker.engine.compiled.levels import Level, SpillFailed
-from leadercheck.checker.engine.compiled.table import BITS, Table
+from leadercheck.checker.engine.compiled.table import BITS, Table, fingerprints
 from leadercheck.checker.engine.explore import peak_memory, resident_memory
 from leadercheck.checker.engine.guard import call_model, check_initial
 from leadercheck.checker.engine.interrupts import model_escapes
@@ -53,6 +62,7 @@ from leadercheck.checker.trace import Trace
 SLICE = 1 << 16  # frontier rows handed to the kernel at a time
 BATCH_BYTES = 4 << 20  # the successor buffer, at most
 SPILL_SHARE = 4  # a level goes to disk past 1/SPILL_SHARE of the memory bound
+_DTYPES = {"H": np.uint16, "I": np.uint32}  # the parents' and moves' arrays, as numpy sees them
 
 
 class CompiledSearch:
@@ -84,6 +94,13 @@ class CompiledSearch:
         self.notes: list[str] = [NOTE]
         self.start = time.perf_counter()
         self.initial: list[Any] = []
+        # past the memory bound, the visited fingerprints the table cannot hold (disk.py);
+        # the states stored from `unconfirmed` on are new to the table, and are checked
+        # against the disk, with these fingerprints, when their level is whole
+        self.disk: DiskSet | None = None
+        self.unconfirmed = 0
+        self.pending: list[tuple[Any, Any]] = []
+        self.flushes = 0
 
     # -- the search --------------------------------------------------------------------
 
@@ -94,6 +111,8 @@ class CompiledSearch:
         max_memory = self.settings.max_memory
         if max_memory is not None:
             spill_dir = Path(tempfile.mkdtemp(prefix="leadercheck-frontier-"))
+            if not self.exact:  # with --exact the table keeps rows, which stay in memory
+                self.disk = DiskSet(spill_dir)
         spill = max_memory // SPILL_SHARE if max_memory is not None else None
         levels: list[Level] = []
 
@@ -105,11 +124,17 @@ class CompiledSearch:
         try:
             try:
                 end = self._explore(new_level)
+                self._confirm(levels[-1])  # a search that stopped early: its last states
             except KeyboardInterrupt:
                 end = EndReason.INTERRUPTED
             except SpillFailed as exc:
-                self.notes.append(f"the frontier could not go to disk: {exc}")
+                self.notes.append(f"the search could not go on on disk: {exc}")
                 end = EndReason.MAX_MEMORY
+            if self.flushes and self.disk is not None:
+                self.notes.append(
+                    f"past the memory bound the visited fingerprints went to disk "
+                    f"({self.flushes} times; {self.disk.count:,} there at the end)"
+                )
         finally:
             for level in levels:
                 level.close()
@@ -160,7 +185,7 @@ class CompiledSearch:
                         kernel.canonicalize(out, count)
                     self.generated += count
                     parents[:count] += offset
-                    end = self._store(out, count, parents, moves, following, base + len(level))
+                    end = self._store(out, count, parents, moves, following, depth_now + 1)
                     if end is not None:
                         return end
                     at = done
@@ -168,6 +193,9 @@ class CompiledSearch:
                         return bound
                     self._report(len(level) - (offset - base + at) + len(following))
                 offset += len(rows)
+            self._confirm(following)
+            if not len(following):  # every state it found was on disk already
+                self.depth = depth_now
             level.close()
             base += len(level)
             level = following
@@ -181,11 +209,11 @@ class CompiledSearch:
         parents: Any,
         moves: Any,
         level: Level,
-        level_start: int,
+        level_depth: int,
     ) -> EndReason | None:
         """Add the new ones of rows[:count] (parents None: initial states, their moves
-        their positions), queue them in `level` (the states from `level_start` on), judge
-        them; the end of the search if they end it."""
+        their positions), queue them in `level` (the states `level_depth` steps from an
+        initial one), judge them; the end of the search if they end it."""
         fresh = np.empty(count, dtype=np.int64)
         i = 0
         while i < count:
@@ -193,7 +221,10 @@ class CompiledSearch:
                 bound = self.settings.max_memory
                 if bound is not None and resident_memory() + self.table.growth() > bound:
                     if not self.table.fill_up():
-                        return EndReason.MAX_MEMORY
+                        if self.disk is None:
+                            return EndReason.MAX_MEMORY
+                        self._confirm(level)
+                        self._flush()
                 else:
                     self.table.grow()
             i, new = self.table.add(rows, i, count, fresh)
@@ -202,21 +233,34 @@ class CompiledSearch:
             picked = fresh[:new]
             first = self.count
             cap = self.settings.max_states
-            if cap is not None and first + new >= cap:
+            keys = checks = None
+            if self.disk is not None and self.disk.count:  # new to the table, maybe on disk
+                keys = np.empty(len(picked), dtype=np.uint64)
+                checks = np.empty(len(picked), dtype=np.uint32)
+                fingerprints(rows, picked, keys, checks)
+                if cap is not None:  # a bound on new states: ask the disk now, not later
+                    order = np.argsort(keys, kind="stable")
+                    on_disk = np.empty(len(picked), dtype=np.bool_)
+                    on_disk[order] = self.disk.contains(keys[order], checks[order])
+                    picked, keys, checks = picked[~on_disk], None, None
+                    if not len(picked):
+                        continue
+            if cap is not None and first + len(picked) >= cap:
                 picked = picked[: cap - first]
             news = rows[picked]
             decided = self._judge(news, first)
             if decided is not None:
                 picked = picked[: decided - first + 1]
                 news = news[: len(picked)]
+            if keys is not None and checks is not None:  # checked when the level is whole
+                self.pending.append((keys[: len(picked)], checks[: len(picked)]))
             if parents is None:
                 self.parents.extend([NO_PARENT] * len(picked))
             else:
                 self.parents.frombytes(parents[picked].astype(np.uint32).tobytes())
             self.moves.frombytes(moves[picked].astype(self.moves.typecode).tobytes())
             level.append(news)
-            if first == level_start and level_start > 0:
-                self.depth += 1
+            self.depth = max(self.depth, level_depth)
             self.count = first + len(picked)
             stop = (
                 EndReason.DECIDED
@@ -243,10 +287,64 @@ class CompiledSearch:
                 done, count = self.kernel.expand(rows, at, len(rows), out, parents, moves)
                 if self.kernel.symmetric:
                     self.kernel.canonicalize(out, int(count))
-                if self.table.any_new(out, int(count)):
+                if self._any_new(out, int(count)):
                     return True
                 at = int(done)
         return False
+
+    def _any_new(self, rows: Any, count: int) -> bool:
+        """Whether any of rows[:count] is in neither the table nor the disk."""
+        if self.disk is None or not self.disk.count:
+            return self.table.any_new(rows, count)
+        missing = self.table.missing(rows, count)
+        if not len(missing):
+            return False
+        keys = np.empty(len(missing), dtype=np.uint64)
+        checks = np.empty(len(missing), dtype=np.uint32)
+        fingerprints(rows, missing, keys, checks)
+        order = np.argsort(keys, kind="stable")
+        return not bool(self.disk.contains(keys[order], checks[order]).all())
+
+    # -- the visited set past the memory bound -------------------------------------------
+
+    def _flush(self) -> None:
+        """Move the table's fingerprints to the disk set; the table starts empty."""
+        assert self.disk is not None
+        keys, checks = self.table.drain()
+        self.disk.merge(keys, checks)
+        self.table.clear()
+        self.flushes += 1
+
+    def _confirm(self, level: Level) -> None:
+        """Drop the states stored since the last confirmation (the last ones of `level`)
+        that the disk set holds: they were stored before the table was last emptied, so
+        they are no new states; the rest are confirmed new."""
+        start, pending = self.unconfirmed, self.pending
+        self.unconfirmed, self.pending = self.count, []
+        n = self.count - start
+        if not n or self.disk is None or not self.disk.count or not pending:
+            return
+        keys = np.concatenate([k for k, _ in pending])
+        checks = np.concatenate([c for _, c in pending])
+        assert len(keys) == n, (len(keys), n)
+        order = np.argsort(keys, kind="stable")
+        dup = np.empty(n, dtype=np.bool_)
+        dup[order] = self.disk.contains(keys[order], checks[order])
+        if not dup.any():
+            return
+        keep = ~dup
+        level.compact_tail(n, keep)
+        for store in (self.parents, self.moves):
+            tail = np.frombuffer(store, dtype=_DTYPES[store.typecode])[start : start + n]
+            kept = tail[keep].tobytes()
+            del tail
+            del store[start:]
+            store.frombytes(kept)
+        renumber = start - 1 + np.cumsum(keep)  # old index - start -> new index
+        for name, index in self.found.items():
+            if index >= start:
+                self.found[name] = int(renumber[index - start])
+        self.count = self.unconfirmed = start + int(keep.sum())
 
     def _bound(self) -> EndReason | None:
         bound = self.settings.max_memory

@@ -9,7 +9,8 @@ stays near 10^-12 where 60 bits, as the one-process search keeps, would give 0.2
 possible. Slots are probed linearly; the table grows (twice the slots) before it is LOAD
 full, so a lookup stays a probe or two: 12 bytes a slot, about 17 per state (24 + 8 * words
 with `exact`). Where a growth would pass the memory bound, the table fills up to LAST_LOAD
-first: slower lookups, not a stopped search.
+first (slower lookups, not a stopped search), then the search moves its fingerprints to
+disk (`drain`, disk.py) and goes on with it empty.
 
 The functions are compiled once and cached on disk (numba's cache), and take any number of
 words per row, so every model's kernel shares them.
@@ -21,6 +22,8 @@ from typing import Any
 
 import numpy as np
 from numba import njit
+
+from leadercheck.checker.engine.compiled.disk import sort_pairs
 
 LOAD = 0.7  # the table grows before this share of its slots is used
 # ...unless growing would pass the memory bound: then it fills up to this share instead
@@ -137,6 +140,27 @@ def contains_any(table: Any, kept: Any, exact: bool, rows: Any, count: int) -> b
 
 
 @njit(cache=True)
+def _missing(table: Any, kept: Any, exact: bool, rows: Any, count: int, out: Any) -> int:
+    """The indices of rows[:count] not in the table, into `out`; how many."""
+    mask = np.uint64(table.shape[0] - 1)
+    n = 0
+    for i in range(count):
+        fp = _fingerprint(rows, i)
+        check = np.uint32(0) if exact else _check(rows, i)
+        slot = fp & mask
+        while True:
+            held = table[slot]
+            if held == 0:
+                out[n] = i
+                n += 1
+                break
+            if held == fp and _same(kept, slot, exact, rows, i, check):
+                break
+            slot = (slot + np.uint64(1)) & mask
+    return n
+
+
+@njit(cache=True)
 def rehash(old: Any, old_kept: Any, table: Any, kept: Any, exact: bool) -> None:
     """Move every fingerprint and its check (or row, with `exact`) into the larger `table`."""
     mask = np.uint64(table.shape[0] - 1)
@@ -150,6 +174,26 @@ def rehash(old: Any, old_kept: Any, table: Any, kept: Any, exact: bool) -> None:
         table[slot] = fp
         for w in range(kept.shape[1]):
             kept[slot, w] = old_kept[s, w]
+
+
+@njit(cache=True)
+def fingerprints(rows: Any, picked: Any, keys: Any, checks: Any) -> None:
+    """The hash and check of rows[picked[k]] in keys[k] and checks[k] (for the disk set)."""
+    for k in range(picked.shape[0]):
+        keys[k] = _fingerprint(rows, picked[k])
+        checks[k] = _check(rows, picked[k])
+
+
+@njit(cache=True)
+def _pack(table: Any, kept: Any) -> int:
+    """Move the used slots' hashes and checks to the front, in slot order; how many."""
+    n = 0
+    for s in range(table.shape[0]):
+        if table[s] != 0:
+            table[n] = table[s]
+            kept[n, 0] = kept[s, 0]
+            n += 1
+    return n
 
 
 class Table:
@@ -191,6 +235,22 @@ class Table:
         self._allocate(2 * old.shape[0])
         rehash(old, old_kept, self.slots, self.kept, self.exact)
 
+    def drain(self) -> tuple[Any, Any]:
+        """Every entry, sorted by hash: (hashes, checks), views of the table's own arrays,
+        valid until `clear` (for the disk set; not with `exact`, whose rows do not go)."""
+        assert not self.exact
+        n = int(_pack(self.slots, self.kept))
+        keys, checks = self.slots[:n], self.kept[:n, 0]
+        if n:
+            sort_pairs(keys, checks, n)
+        return keys, checks
+
+    def clear(self) -> None:
+        """Empty the table, keeping its size."""
+        self.slots[:] = 0
+        self.kept[:] = 0
+        self.used = 0
+
     def add(self, rows: Any, start: int, count: int, fresh: Any) -> tuple[int, int]:
         """Add rows[start:count] until the table is full or they are all in: (next row,
         new rows written to `fresh`)."""
@@ -205,3 +265,9 @@ class Table:
 
     def any_new(self, rows: Any, count: int) -> bool:
         return bool(contains_any(self.slots, self.kept, self.exact, rows, count))
+
+    def missing(self, rows: Any, count: int) -> Any:
+        """The indices of rows[:count] the table does not hold."""
+        out = np.empty(count, dtype=np.int64)
+        n = int(_missing(self.slots, self.kept, self.exact, rows, count, out))
+        return out[:n]
