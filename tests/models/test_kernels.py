@@ -464,18 +464,28 @@ def small_table(monkeypatch: pytest.MonkeyPatch, slots: int = 1024) -> list[str]
     return made
 
 
+@pytest.mark.parametrize("levels", ["levels in memory", "levels on disk"])
 @pytest.mark.parametrize("symmetry", [False, True])
 @pytest.mark.parametrize("variant", ["correct", "forgetvote"])
 @pytest.mark.parametrize("bounds", [{}, {"max_states": 5_000}, {"max_depth": 7}])
 def test_fingerprints_on_disk_give_the_same_search(
-    monkeypatch: pytest.MonkeyPatch, variant: str, symmetry: bool, bounds: dict[str, int]
+    monkeypatch: pytest.MonkeyPatch,
+    variant: str,
+    symmetry: bool,
+    bounds: dict[str, int],
+    levels: str,
 ) -> None:
     """Past the memory bound the visited set goes to disk (disk.py) and the search goes
-    on: the same counts, depth, end, verdicts and traces, state for state, as in memory."""
+    on: the same counts, depth, end, verdicts and traces, state for state, as in memory
+    (the states found on disk dropped from a level in memory or in its file)."""
+    import leadercheck.checker.engine.compiled.search as search_module
+
     model = raft_election(3, 2, 3, variant)
     props = [p for p in STATE_CLAIMS if p.name in ("single-leader", "leader-elected")]
     reductions = Reductions(symmetry=symmetry)
     in_memory = breadth_first(model, props, unbounded(reductions=reductions, **bounds))
+    if levels == "levels on disk":
+        monkeypatch.setattr(search_module, "SPILL_SHARE", 1 << 62)
     made = small_table(monkeypatch)
     settings = unbounded(reductions=reductions, max_memory=1 << 40, **bounds)
     on_disk = breadth_first(model, props, settings)

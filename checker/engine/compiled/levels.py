@@ -3,15 +3,16 @@
 A level is written once, in discovery order, while the level before it is expanded, and
 then read once, in order: so a level too large for memory goes to a file as it is written
 and is read back through a memory map, a slice at a time, as TLC keeps its queue on disk.
-Rows go to disk once the level holds `spill_bytes` (a share of the memory bound); the
-file is a new one in a private temporary directory, removed with the level.
+Rows go to disk once the level holds `spill_bytes` (a share of the memory bound), or sooner
+when the process is `pressed` (near the bound); the file is a new one in a private temporary
+directory, removed with the level.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +26,16 @@ class SpillFailed(Exception):
 class Level:
     """The rows of one level: chunks in memory, then, past `spill_bytes`, a file."""
 
-    def __init__(self, words: int, spill_bytes: int | None, directory: Path | None) -> None:
+    def __init__(
+        self,
+        words: int,
+        spill_bytes: int | None,
+        directory: Path | None,
+        pressed: Callable[[], bool] | None = None,
+    ) -> None:
         self.words = words
         self.spill_bytes = spill_bytes
+        self.pressed = pressed  # whether memory runs short: then to disk whatever the size
         self.directory = directory
         self.chunks: list[Any] = []
         self.count = 0
@@ -57,11 +65,9 @@ class Level:
         self.bytes += rows.nbytes
 
     def _spill_due(self, more: int) -> bool:
-        return (
-            self.spill_bytes is not None
-            and self.directory is not None
-            and self.bytes + more > self.spill_bytes
-        )
+        if self.spill_bytes is None or self.directory is None:
+            return False
+        return self.bytes + more > self.spill_bytes or (self.pressed is not None and self.pressed())
 
     def _open(self) -> None:
         assert self.directory is not None
@@ -88,54 +94,55 @@ class Level:
 
     def compact_tail(self, n: int, keep: Any) -> None:
         """Keep of the last `n` rows only those `keep` (a mask) marks, in order: the
-        visited set on disk found the others stored already (checker/engine/compiled/disk.py)."""
+        visited set on disk found the others stored already (checker/engine/compiled/disk.py).
+        A chunk or a slice of the file at a time, so it needs no more memory than that."""
         start = self.count - n
-        rows = self._read(start)
-        self._truncate(start)
-        self.append(rows[keep])
-
-    def _read(self, start: int) -> Any:
-        """A copy of the rows from `start` on."""
-        parts = []
-        at = 0
-        for rows in self.slices(1 << 16):
-            if at + len(rows) > start:
-                parts.append(np.array(rows[max(0, start - at) :]))
-            at += len(rows)
-        if not parts:
-            return np.empty((0, self.words), dtype=np.uint64)
-        return np.concatenate(parts)
-
-    def _truncate(self, start: int) -> None:
-        """Forget the rows from `start` on."""
         in_memory = self.count - self.on_disk
-        if start >= in_memory and self._file is not None:
-            self.on_disk = start - in_memory
-            size = self.on_disk * self.words * 8
-            try:
-                self._file.flush()
-                self._file.truncate(size)
-                self._file.seek(size)
-            except OSError as exc:
-                raise SpillFailed(f"writing the frontier to {self.directory}: {exc}") from exc
-        else:
-            if self._file is not None:  # the whole file goes
-                self._file.close()
-                self._file = None
-                assert self.path is not None
-                self.path.unlink(missing_ok=True)
-                self.path = None
-                self.on_disk = 0
-            kept, total = [], 0
-            for chunk in self.chunks:
-                if total + len(chunk) > start:
-                    chunk = chunk[: start - total]
-                if len(chunk):
-                    kept.append(chunk)
-                total += len(chunk)
-            self.chunks = kept
-        self.count = start
-        self.bytes = start * self.words * 8
+        chunks, at = [], 0
+        for chunk in self.chunks:
+            size = len(chunk)
+            lo = max(start - at, 0)
+            if lo < size:
+                mask = keep[at + lo - start : at + size - start]
+                kept = chunk[lo:][mask]
+                chunk = np.concatenate([chunk[:lo], kept]) if lo else kept
+            at += size
+            if len(chunk):
+                chunks.append(chunk)
+        self.chunks = chunks
+        kept_in_memory = sum(len(c) for c in chunks)
+        if self.on_disk:
+            self._compact_file(max(start - in_memory, 0), keep[max(in_memory - start, 0) :])
+        self.count = kept_in_memory + self.on_disk
+        self.bytes = self.count * self.words * 8
+
+    def _compact_file(self, first: int, keep: Any) -> None:
+        """Rewrite the file keeping its rows before `first` and those of the rest `keep`
+        marks, a slice at a time, into a new file that replaces it."""
+        assert self.path is not None and self._file is not None and self.directory is not None
+        try:
+            self._file.flush()
+            fd, name = tempfile.mkstemp(prefix="level-", suffix=".rows", dir=self.directory)
+            written = 0
+            with os.fdopen(fd, "wb") as out:
+                flat = np.memmap(self.path, dtype=np.uint64, mode="r")
+                mapped = flat.reshape(self.on_disk, self.words)
+                for lo in range(0, self.on_disk, 1 << 16):
+                    rows = np.array(mapped[lo : lo + (1 << 16)])
+                    if lo + len(rows) > first:
+                        cut = max(first - lo, 0)
+                        mask = keep[lo + cut - first : lo + len(rows) - first]
+                        rows = np.concatenate([rows[:cut], rows[cut:][mask]])
+                    out.write(memoryview(np.ascontiguousarray(rows)))
+                    written += len(rows)
+                del mapped, flat
+            self._file.close()
+        except OSError as exc:
+            raise SpillFailed(f"writing the frontier to {self.directory}: {exc}") from exc
+        self.path.unlink(missing_ok=True)
+        self.path = Path(name)
+        self._file = open(self.path, "ab")  # noqa: SIM115 (kept open for appends, closed by close)
+        self.on_disk = written
 
     def close(self) -> None:
         """Forget the rows; remove the file."""

@@ -116,8 +116,11 @@ class CompiledSearch:
         spill = max_memory // SPILL_SHARE if max_memory is not None else None
         levels: list[Level] = []
 
+        def pressed() -> bool:  # three quarters of the bound used: levels to disk
+            return max_memory is not None and 4 * resident_memory() > 3 * max_memory
+
         def new_level() -> Level:
-            level = Level(self.words, spill, spill_dir)
+            level = Level(self.words, spill, spill_dir, pressed)
             levels.append(level)
             return level
 
@@ -140,6 +143,8 @@ class CompiledSearch:
                 level.close()
             if spill_dir is not None:
                 shutil.rmtree(spill_dir, ignore_errors=True)
+        # Ctrl-C may have cut a level's compaction (_confirm) short: what is whole stays
+        self.count = min(self.count, len(self.parents), len(self.moves))
         del self.parents[self.count :]
         del self.moves[self.count :]
         return self._result(end)
@@ -219,7 +224,9 @@ class CompiledSearch:
         while i < count:
             if self.table.full:
                 bound = self.settings.max_memory
-                if bound is not None and resident_memory() + self.table.growth() > bound:
+                # room kept for a level in memory (it goes to disk past that share)
+                room = bound // SPILL_SHARE if bound is not None and self.disk is not None else 0
+                if bound is not None and resident_memory() + self.table.growth() + room > bound:
                     if not self.table.fill_up():
                         if self.disk is None:
                             return EndReason.MAX_MEMORY
