@@ -112,9 +112,9 @@ def bind(properties: Sequence[Property], model: Any) -> tuple[Property, ...]:
 
 def always(
     name: str,
-    predicate: Callable[[Any], bool],
+    predicate: Callable[..., bool],
     description: str = "",
-    explain: Callable[[Any], str] | None = None,
+    explain: Callable[..., str] | None = None,
     reads: tuple[str, ...] = (),
     *,
     with_model: bool = False,
@@ -129,9 +129,9 @@ def always(
 
 def sometimes(
     name: str,
-    predicate: Callable[[Any], bool],
+    predicate: Callable[..., bool],
     description: str = "",
-    explain: Callable[[Any], str] | None = None,
+    explain: Callable[..., str] | None = None,
     finding: bool = False,
     *,
     with_model: bool = False,
@@ -146,10 +146,10 @@ def sometimes(
 
 def leads_to(
     name: str,
-    trigger: Callable[[Any], bool],
-    predicate: Callable[[Any], bool],
+    trigger: Callable[..., bool],
+    predicate: Callable[..., bool],
     description: str = "",
-    explain: Callable[[Any], str] | None = None,
+    explain: Callable[..., str] | None = None,
     *,
     with_model: bool = False,
 ) -> Property:
@@ -162,9 +162,9 @@ def leads_to(
 
 def eventually(
     name: str,
-    predicate: Callable[[Any], bool],
+    predicate: Callable[..., bool],
     description: str = "",
-    explain: Callable[[Any], str] | None = None,
+    explain: Callable[..., str] | None = None,
     *,
     with_model: bool = False,
 ) -> Property:
@@ -176,9 +176,9 @@ def eventually(
 
 def eventually_always(
     name: str,
-    predicate: Callable[[Any], bool],
+    predicate: Callable[..., bool],
     description: str = "",
-    explain: Callable[[Any], str] | None = None,
+    explain: Callable[..., str] | None = None,
     *,
     with_model: bool = False,
 ) -> Property:

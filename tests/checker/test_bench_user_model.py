@@ -16,6 +16,7 @@ from leadercheck.checker.app.benchmarks.paxos_commit import (
     PROPERTIES,
     PaxosCommit,
     PaxosCommitBits,
+    search_user_states,
 )
 from leadercheck.checker.app.main import main
 from leadercheck.checker.engine.settings import Reductions
@@ -27,7 +28,7 @@ from leadercheck.checker.result import Verdict
 @pytest.mark.parametrize("size", [(1, 1, 1), (1, 3, 2), (2, 1, 2), (2, 3, 1)])
 def test_the_model_its_int_twin_and_the_plain_program_agree(size: tuple[int, int, int]) -> None:
     plain = paxos_plain.search(*size)
-    assert paxos_plain.search_user_states(*size) == plain
+    assert search_user_states(*size) == plain
     for model, exact in ((PaxosCommit(*size), False), (PaxosCommitBits(*size), True)):
         result = check(model, bind(PROPERTIES, model), reductions=Reductions(exact=exact))
         stats = result.stats
@@ -60,9 +61,11 @@ def test_the_bench_refuses_options_it_does_not_use() -> None:
     assert "--user-model runs its own model and searches" in result.output
 
 
-def test_the_plain_program_says_how_to_run_it() -> None:
-    module = "leadercheck.checker.app.benchmarks.paxos_plain"
-    done = subprocess.run(
-        [sys.executable, "-m", module, "ints", "2"], capture_output=True, text=True, check=False
-    )
-    assert done.returncode == 2 and "usage: paxos_plain.py ints|user" in done.stderr
+@pytest.mark.parametrize("module", ["paxos_plain", "paxos_commit"])
+def test_the_bare_loops_run_as_programs(module: str) -> None:
+    name = f"leadercheck.checker.app.benchmarks.{module}"
+    run = [sys.executable, "-m", name]
+    done = subprocess.run([*run, "1", "3", "2"], capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stdout.split()) == (0, ["1461", "8844", "14"])
+    done = subprocess.run([*run, "x"], capture_output=True, text=True, check=False)
+    assert done.returncode == 2 and f"usage: {module}.py RMS ACCEPTORS BALLOTS" in done.stderr

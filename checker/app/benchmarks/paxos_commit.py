@@ -17,6 +17,7 @@ program's, so `verify` on it against the program alone is the checker's own cost
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
@@ -177,7 +178,7 @@ class PaxosCommitBits(Model[int]):
 
     def __init__(self, rms: int, acceptors: int, ballots: int) -> None:
         self.layout = bits.Layout(rms, acceptors, ballots)
-        self.names = {mask: key for key, mask in self.layout.msg.items()}
+        self.names: dict[int, tuple[Any, ...]] = {m: k for k, m in self.layout.msg.items()}
         self.msg_base = min(self.names).bit_length() - 1  # the messages' bits start here
 
     def initial_states(self) -> list[int]:
@@ -219,7 +220,10 @@ class PaxosCommitBits(Model[int]):
 
 def _rms(s: PCState | int, model: Model[Any]) -> tuple[str, ...]:
     """Each RM's state, of either model's states (the claims are the same for both)."""
-    return model.rm_states(s) if isinstance(s, int) else s.rm
+    if isinstance(s, int):
+        assert isinstance(model, PaxosCommitBits)
+        return model.rm_states(s)
+    return s.rm
 
 
 def _consistent(s: PCState | int, model: Model[Any]) -> bool:
@@ -268,3 +272,17 @@ EXPECTED = {
     "paxos-commit": {"consistent": "HOLDS", "committed": "HOLDS"},
     "paxos-commit-bits": {"consistent": "HOLDS", "committed": "HOLDS"},
 }
+
+
+def search_user_states(rms: int, acceptors: int, ballots: int) -> tuple[int, int, int]:
+    """The plain program's loop (paxos_plain.py `bfs`) over this model's own states and
+    code, with nothing around it: what the model costs without a checker."""
+    model = PaxosCommit(rms, acceptors, ballots)
+    return bits.bfs(model.initial_states(), model.next_states)
+
+
+if __name__ == "__main__":  # the bare loop, for `verify bench --user-model`
+    size = bits.sizes(sys.argv[1:], "paxos_commit.py")
+    if size is None:
+        sys.exit(2)
+    print(*search_user_states(*size))

@@ -7,17 +7,17 @@ RM's state, 6 per acceptor and instance, then one bit per message that may ever 
 the visited set a set of ints, each action a few precomputed masks. No checker, no claims,
 no traces: only the count. Run as a program:
 
-    python -m leadercheck.checker.app.benchmarks.paxos_plain ints|user RMS ACCEPTORS BALLOTS
+    python -m leadercheck.checker.app.benchmarks.paxos_plain RMS ACCEPTORS BALLOTS
 
 prints `distinct generated depth` (TLC: 1321761 distinct, 28 deep counting the initial
-state as 1, for 2 3 2). `user` runs the same loop over the user model's own states and code
-(paxos_commit.py), to tell the model's cost from the checker's.
+state as 1, for 2 3 2). paxos_commit.py, run the same way, runs the same loop over the user
+model's own states and code, to tell the model's cost from the checker's.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from itertools import combinations
 from typing import Any
 
@@ -131,7 +131,9 @@ def successors(s: int, lay: Layout) -> list[int]:
     return out
 
 
-def bfs(initial: list[Any], next_states: Callable[[Any], list[Any]]) -> tuple[int, int, int]:
+def bfs(
+    initial: Sequence[Any], next_states: Callable[[Any], Iterable[Any]]
+) -> tuple[int, int, int]:
     """(distinct states, generated states, depth) of a breadth-first search keeping every
     state whole in a set: the loop a programmer writes, and nothing else."""
     seen = set(initial)
@@ -157,23 +159,20 @@ def search(rms: int, acceptors: int, ballots: int) -> tuple[int, int, int]:
     return bfs([0], lambda s: successors(s, lay))
 
 
-def search_user_states(rms: int, acceptors: int, ballots: int) -> tuple[int, int, int]:
-    """The same loop over the user model's own states and code (paxos_commit.py): what
-    that model costs with no checker around it."""
-    from leadercheck.checker.app.benchmarks.paxos_commit import PaxosCommit  # noqa: PLC0415
-
-    model = PaxosCommit(rms, acceptors, ballots)
-    return bfs(model.initial_states(), model.next_states)
+def sizes(argv: list[str], program: str) -> tuple[int, int, int] | None:
+    """RMS ACCEPTORS BALLOTS from the command line; None (after the usage) if they are not."""
+    if len(argv) != 3 or not all(x.isdigit() for x in argv):
+        print(f"usage: {program} RMS ACCEPTORS BALLOTS", file=sys.stderr)
+        return None
+    rms, acceptors, ballots = (int(x) for x in argv)
+    return rms, acceptors, ballots
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 4 or argv[0] not in ("ints", "user") or not all(x.isdigit() for x in argv[1:]):
-        print("usage: paxos_plain.py ints|user RMS ACCEPTORS BALLOTS", file=sys.stderr)
+    size = sizes(argv, "paxos_plain.py")
+    if size is None:
         return 2
-    rms, acceptors, ballots = (int(x) for x in argv[1:])
-    how = search if argv[0] == "ints" else search_user_states
-    distinct, generated, depth = how(rms, acceptors, ballots)
-    print(distinct, generated, depth)
+    print(*search(*size))
     return 0
 
 

@@ -6,11 +6,11 @@ in turn, `repeat` rounds:
 
 - states as a user writes them (named tuples, a frozenset of messages): `verify --model`
   against the same breadth-first loop over the same model's `next_states` with nothing
-  around it (paxos_plain.py `user`);
+  around it (paxos_commit.py run as a program);
 - states as one int (paxos_plain.py's layout, `paxos-commit-bits`): `verify --model ...
   --exact` (an int of 100 bits is no fingerprint: Python hashes ints modulo 2^61 - 1)
-  against the plain program alone (paxos_plain.py `ints`), the floor a Python search
-  reaches.
+  against the plain program alone (paxos_plain.py run as a program), the floor a Python
+  search reaches.
 
 In each pair the successors are the same code, so the difference is the checker's: the
 guard, the value walk, the store, the claims, traces kept. Divided by the distinct states
@@ -71,9 +71,9 @@ def _verify(protocol: str, size: tuple[int, int, int], out: str, *extra: str) ->
     ]  # fmt: skip
 
 
-def _bare(how: str, size: tuple[int, int, int]) -> list[str]:
-    module = "leadercheck.checker.app.benchmarks.paxos_plain"
-    return [sys.executable, "-m", module, how, *map(str, size)]
+def _bare(module: str, size: tuple[int, int, int]) -> list[str]:
+    """The bare loop of `module` (paxos_plain: over ints; paxos_commit: its own states)."""
+    return [sys.executable, "-m", f"{__package__}.{module}", *map(str, size)]
 
 
 def side_by_side(
@@ -83,9 +83,9 @@ def side_by_side(
     with tempfile.TemporaryDirectory(prefix="leadercheck-bench-") as out:
         commands = {
             ("verify", USER): _verify("paxos-commit", size, out),
-            ("bare", USER): _bare("user", size),
+            ("bare", USER): _bare("paxos_commit", size),
             ("verify", INTS): _verify("paxos-commit-bits", size, out, "--exact"),
-            ("bare", INTS): _bare("ints", size),
+            ("bare", INTS): _bare("paxos_plain", size),
         }
         runs: dict[tuple[str, str], list[Timed]] = {key: [] for key in commands}
         states: dict[tuple[str, str], int] = {}

@@ -197,8 +197,8 @@ class DiskSet:
                 at, pos = stop, upto
         for start in range(pos, n, CHUNK):  # beyond the file's last entry
             piece = slice(start, min(start + CHUNK, n))
-            ko.write(memoryview(np.ascontiguousarray(keys[piece])))
-            vo.write(memoryview(np.ascontiguousarray(vals[piece])))
+            np.ascontiguousarray(keys[piece]).tofile(ko)
+            np.ascontiguousarray(vals[piece]).tofile(vo)
             written += piece.stop - piece.start
         return written
 
@@ -215,6 +215,6 @@ def _write(a_keys: Any, a_vals: Any, b_keys: Any, b_vals: Any, ko: Any, vo: Any)
     o_keys = np.empty(n, dtype=np.uint64)
     o_vals = np.empty(n, dtype=np.uint32)
     k = int(_merge(a_keys, a_vals, b_keys, b_vals, o_keys, o_vals))
-    ko.write(memoryview(o_keys[:k]))
-    vo.write(memoryview(o_vals[:k]))
+    o_keys[:k].tofile(ko)
+    o_vals[:k].tofile(vo)
     return k

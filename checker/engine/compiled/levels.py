@@ -133,7 +133,7 @@ class Level:
                         cut = max(first - lo, 0)
                         mask = keep[lo + cut - first : lo + len(rows) - first]
                         rows = np.concatenate([rows[:cut], rows[cut:][mask]])
-                    out.write(memoryview(np.ascontiguousarray(rows)))
+                    np.ascontiguousarray(rows).tofile(out)
                     written += len(rows)
                 del mapped, flat
             self._file.close()
