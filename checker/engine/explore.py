@@ -273,9 +273,12 @@ class Explorer:
         generated, candidates = self.expand(state)  # type: ignore[misc]
         self.generated += generated
         arrive = self._arrive
+        own = None if exact else before & FP_MASK
         for move, succ in candidates:
             fp = succ if exact else hash(succ) & FP_MASK
             if fp in seen:
+                if fp == own and succ != state:  # hashes like its parent, yet differs
+                    raise self._misuse(self.values.hashes_alike(succ, state), current, move)
                 continue
             if (end := arrive(succ, fp, state, current, move)) is not None:
                 return end

@@ -390,6 +390,18 @@ class ValueCheck:
         if not same:
             raise Misuse(mutated(self.name, what, state))
 
+    def hashes_alike(self, succ: Any, state: Any) -> Misuse:
+        """The error for a successor that differs from its state but hashes like it: the
+        ints of `_ints` (-1 against -2, say) where the walk never sees them, since the
+        successor is taken for its parent and never stored."""
+        return Misuse(
+            f"{self.name}: a successor differs from the state it came from but hashes like "
+            f"it, so it would be taken for it and never explored: Python hashes -1 as -2 "
+            f"and ints modulo 2^61 - 1; keep ints within +-(2^61 - 2) and do not use -2, "
+            f"or check with --exact (full states, compared whole); state {short(state)}, "
+            f"successor {short(succ)}"
+        )
+
     def changed_in_store(self, state: Any) -> Misuse:
         """The error for a state whose hash changed between being stored and expanded."""
         return Misuse(

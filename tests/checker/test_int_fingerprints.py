@@ -79,3 +79,23 @@ def test_the_walk_finds_it_beside_shared_parts_and_not_with_exact() -> None:
     with pytest.raises(ModelError, match="-2"):
         values.stored((parent[0], parent[1] | {(5, -2)}), parent)
     ValueCheck("M", fingerprints=False).stored(((1, BIG), frozenset({-2})), parent)
+
+
+class Flip(Model[tuple[int, int]]):
+    """(0, 0) -> (0, -1) -> (0, -2): the last hashes like its parent, so without a check
+    it would be taken for it and never stored, where the walk of stored states could see
+    its -2 (three states, not two)."""
+
+    def initial_states(self) -> list[tuple[int, int]]:
+        return [(0, 0)]
+
+    def successors(self, state: tuple[int, int]) -> list[tuple[Action, tuple[int, int]]]:
+        return [(Action("down", "n1"), (0, state[1] - 1))] if state[1] > -2 else []
+
+
+def test_a_successor_hashing_like_its_parent_is_an_error_and_counts_true_with_exact() -> None:
+    assert hash((0, -1)) == hash((0, -2))
+    with pytest.raises(ModelError, match="hashes like it") as caught:
+        check(Flip(), [FINE])
+    assert caught.value.trace is not None and len(caught.value.trace) == 2
+    assert check(Flip(), [FINE], reductions=Reductions(exact=True)).stats.distinct_states == 3
