@@ -2,9 +2,10 @@
 is its hash, Python hashes ints modulo 2^61 - 1 and -1 as -2, so two states that differ only
 by such ints would share a fingerprint wherever the ints sit, and one would go unexplored
 with no collision estimate to warn of it. A stored state holding such an int is an error
-unless states are kept whole (--exact), where the same model gives its true count. (Only a
-stored state is walked: a state hidden behind an earlier one's hash before any state holding
-such an int is stored goes unseen; the issue tracker has the design that closes this.)"""
+unless states are kept whole (--exact), where the same model gives its true count; so is a
+successor that hashes like its own parent. (Only a stored state is walked: a state hidden
+behind another earlier state's hash before any state holding such an int is stored goes
+unseen.)"""
 
 from __future__ import annotations
 
