@@ -396,10 +396,10 @@ class ValueCheck:
         successor is taken for its parent and never stored."""
         return Misuse(
             f"{self.name}: a successor differs from the state it came from but hashes like "
-            f"it, so it would be taken for it and never explored: Python hashes -1 as -2 "
-            f"and ints modulo 2^61 - 1; keep ints within +-(2^61 - 2) and do not use -2, "
-            f"or check with --exact (full states, compared whole); state {short(state)}, "
-            f"successor {short(succ)}"
+            f"it, so it would be taken for it and never explored (Python hashes -1 as -2 "
+            f"and ints modulo 2^61 - 1: keep ints within +-(2^61 - 2) and do not use -2; or "
+            f"a __hash__ of the model's own); check with --exact (full states, compared "
+            f"whole); state {short(state)}, successor {short(succ)}"
         )
 
     def changed_in_store(self, state: Any) -> Misuse:

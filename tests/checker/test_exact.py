@@ -15,22 +15,32 @@ from leadercheck.checker.app.main import main
 from leadercheck.checker.engine.settings import Reductions
 from leadercheck.checker.engine.store import FP_MASK
 from leadercheck.checker.engine.strategies.bfs import check
+from leadercheck.checker.errors import ModelError
 from leadercheck.checker.properties import always
 from leadercheck.checker.result import Verdict
 
 
 class Clash(int):
-    """An int whose fingerprint is 0 (its hash is 2^60): every state collides."""
+    """An int whose fingerprint is 0 (its hash is 2^60), but 0, whose fingerprint is 1."""
 
     def __hash__(self) -> int:
-        return FP_MASK + 1
+        return 1 if self == 0 else FP_MASK + 1
 
 
 class Colliding(Model[Clash]):
-    """A chain 0 -> 1 -> ... -> 9, all ten states with one fingerprint; 9 is the bad one."""
+    """0 -> 1, 2, ..., 9, all nine with one fingerprint; 9 is the bad one."""
 
     def initial_states(self) -> Sequence[Clash]:
         return [Clash(0)]
+
+    def successors(self, state: Clash) -> Iterable[tuple[Action, Clash]]:
+        if state == 0:
+            for k in range(1, 10):
+                yield Action("step", "fan", note=str(k)), Clash(k)
+
+
+class Chain(Colliding):
+    """0 -> 1 -> ... -> 9: each state after the first collides with its own parent."""
 
     def successors(self, state: Clash) -> Iterable[tuple[Action, Clash]]:
         if state < 9:
@@ -41,12 +51,19 @@ def test_fingerprints_collide_and_exact_states_do_not() -> None:
     claim = [always("not-nine", lambda s: s != 9)]
     hashed = check(Colliding(), claim)
     exact = check(Colliding(), claim, reductions=Reductions(exact=True))
-    assert hashed.stats.distinct_states == 1  # every successor taken for the first state
+    assert hashed.stats.distinct_states == 2  # every successor taken for the first one
     assert hashed.verdict is Verdict.HOLDS  # the wrong answer a collision gives
     assert exact.stats.distinct_states == 10 and exact.verdict is Verdict.VIOLATED
     trace = exact.results[0].trace
-    assert trace is not None and len(trace) == 9
+    assert trace is not None and len(trace) == 1
     assert exact.stats.exact and exact.stats.collision_probability == 0.0
+
+
+def test_a_successor_that_collides_with_its_parent_is_caught() -> None:
+    claim = [always("not-nine", lambda s: s != 9)]
+    with pytest.raises(ModelError, match="differs from the state it came from but hashes"):
+        check(Chain(), claim)
+    assert check(Chain(), claim, reductions=Reductions(exact=True)).verdict is Verdict.VIOLATED
 
 
 @pytest.mark.parametrize("extra", [(), ("--symmetry",), ("--por",)], ids=["plain", "sym", "por"])
