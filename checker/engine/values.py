@@ -324,9 +324,11 @@ class ValueCheck:
         frozensets combine their parts' hashes), and one of the two would be taken for
         the other: a state lost, and a HOLDS that no collision estimate warns of. With
         --exact states are compared whole, so any int is fine."""
-        if not self.fingerprints or not self.stored_ints(level):
+        if not self.fingerprints:
             return
-        bad = next(v for v in level if type(v) is int and not _hashes_apart(v))
+        bad = next((v for v in level if type(v) is int and not _hashes_apart(v)), None)
+        if bad is None:
+            return
         at = _find(state, lambda value: type(value) is int and value == bad)
         where = "" if at is None or at[0] == "state" else f", at {at[0]}"
         what = "-2 (Python hashes -1 as -2)" if bad == -2 else "an int of 61 bits or more"
@@ -336,12 +338,6 @@ class ValueCheck:
             f"unexplored; keep ints within +-(2^61 - 2) and do not use -2, or check with "
             f"--exact (full states, compared whole); state {short(state)}"
         )
-
-    @staticmethod
-    def stored_ints(level: list[Any]) -> bool:
-        """Whether some int of `level` hashes like another int (see `_ints`)."""
-        ints = [v for v in level if type(v) is int]
-        return bool(ints) and (min(ints) <= -ALIAS or max(ints) >= ALIAS or -2 in ints)
 
     def _learned(self, new: set[type], level: list[Any], state: Any) -> bool:
         """Judge the types met for the first time; a type that compares by identity is a

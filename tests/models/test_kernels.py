@@ -378,7 +378,8 @@ def test_the_memory_bound_stops_the_search_incomplete() -> None:
     assert result.result("single-leader").verdict is Verdict.INCOMPLETE
 
 
-def test_levels_on_disk_give_the_same_search(monkeypatch: pytest.MonkeyPatch) -> None:
+def recorded_tempdirs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The temporary directories the searches make from now on (to see them removed)."""
     import leadercheck.checker.engine.compiled.search as search_module
 
     made: list[str] = []
@@ -389,10 +390,17 @@ def test_levels_on_disk_give_the_same_search(monkeypatch: pytest.MonkeyPatch) ->
         return made[-1]
 
     monkeypatch.setattr(search_module.tempfile, "mkdtemp", mkdtemp)
+    return made
+
+
+def test_levels_on_disk_give_the_same_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    import leadercheck.checker.engine.compiled.search as search_module
+
+    made = recorded_tempdirs(monkeypatch)
     monkeypatch.setattr(search_module, "SPILL_SHARE", 1 << 62)  # every level to disk
     model = raft_election(3, 2, 3, "correct")
     _, on_disk = searched(model, max_memory=1 << 40)
-    assert made and not any(__import__("os").path.exists(d) for d in made)  # removed
+    assert made and not any(os.path.exists(d) for d in made)  # removed
     _, in_memory = searched(model)
     assert on_disk.stats.distinct_states == in_memory.stats.distinct_states == 71_329
     assert on_disk.stats.generated_states == in_memory.stats.generated_states
@@ -448,20 +456,11 @@ def test_an_exact_table_that_may_not_grow_fills_up_before_the_search_stops(
 def small_table(monkeypatch: pytest.MonkeyPatch, slots: int = 1024) -> list[str]:
     """A table of `slots` that may never grow: past it the fingerprints go to disk again
     and again. Returns the temporary directories the searches make (to see them gone)."""
-    import leadercheck.checker.engine.compiled.search as search_module
     import leadercheck.checker.engine.compiled.table as table
 
     monkeypatch.setattr(table, "FIRST_SLOTS", slots)
     monkeypatch.setattr(table.Table, "growth", lambda self: 1 << 62)
-    made: list[str] = []
-    real = search_module.tempfile.mkdtemp
-
-    def mkdtemp(**kw: Any) -> str:
-        made.append(real(**kw))
-        return made[-1]
-
-    monkeypatch.setattr(search_module.tempfile, "mkdtemp", mkdtemp)
-    return made
+    return recorded_tempdirs(monkeypatch)
 
 
 @pytest.mark.parametrize("levels", ["levels in memory", "levels on disk"])

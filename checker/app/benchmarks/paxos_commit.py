@@ -245,25 +245,22 @@ committed = sometimes(
     with_model=True,
 )
 
+SIZE = (  # both protocols' parameters: the Examples' PaxosCommit.cfg by default
+    Param("rms", 2, 1, 3, "resource managers"),
+    Param("acceptors", 3, 1, 5, "acceptors (majorities of them decide)"),
+    Param("ballots", 2, 1, 3, "ballot numbers 0 .. ballots-1"),
+)
 PROTOCOLS = (
     ProtocolEntry(
         "paxos-commit",
         "Paxos Commit (Gray and Lamport), as in the TLA+ Examples",
-        (
-            Param("rms", 2, 1, 3, "resource managers"),
-            Param("acceptors", 3, 1, 5, "acceptors (majorities of them decide)"),
-            Param("ballots", 2, 1, 3, "ballot numbers 0 .. ballots-1"),
-        ),
+        SIZE,
         PaxosCommit,
     ),
     ProtocolEntry(
         "paxos-commit-bits",
         "the same, each state one int (the plain search's encoding, paxos_plain.py)",
-        (
-            Param("rms", 2, 1, 3, "resource managers"),
-            Param("acceptors", 3, 1, 5, "acceptors (majorities of them decide)"),
-            Param("ballots", 2, 1, 3, "ballot numbers 0 .. ballots-1"),
-        ),
+        SIZE,
         PaxosCommitBits,
     ),
 )

@@ -146,6 +146,14 @@ class DiskSet:
                 v = np.fromfile(vals, dtype=np.uint32, count=CHUNK)
                 yield k, v
 
+    def holds(self, keys: Any, vals: Any) -> Any:
+        """Which of the entries (in any order) the file holds, as a mask in their order:
+        sorted for one pass over the file, the answers put back in place."""
+        order = np.argsort(keys, kind="stable")
+        found = np.empty(len(keys), dtype=np.bool_)
+        found[order] = self.contains(keys[order], vals[order])
+        return found
+
     def contains(self, keys: Any, vals: Any) -> Any:
         """Which of the entries (keys sorted, vals beside them) the file holds."""
         found = np.zeros(len(keys), dtype=np.bool_)
@@ -201,10 +209,6 @@ class DiskSet:
             np.ascontiguousarray(vals[piece]).tofile(vo)
             written += piece.stop - piece.start
         return written
-
-    @property
-    def bytes(self) -> int:
-        return 12 * self.count
 
 
 def _write(a_keys: Any, a_vals: Any, b_keys: Any, b_vals: Any, ko: Any, vo: Any) -> int:

@@ -242,14 +242,9 @@ class CompiledSearch:
             cap = self.settings.max_states
             keys = checks = None
             if self.disk is not None and self.disk.count:  # new to the table, maybe on disk
-                keys = np.empty(len(picked), dtype=np.uint64)
-                checks = np.empty(len(picked), dtype=np.uint32)
-                fingerprints(rows, picked, keys, checks)
+                keys, checks = fingerprints(rows, picked)
                 if cap is not None:  # a bound on new states: ask the disk now, not later
-                    order = np.argsort(keys, kind="stable")
-                    on_disk = np.empty(len(picked), dtype=np.bool_)
-                    on_disk[order] = self.disk.contains(keys[order], checks[order])
-                    picked, keys, checks = picked[~on_disk], None, None
+                    picked, keys, checks = picked[~self.disk.holds(keys, checks)], None, None
                     if not len(picked):
                         continue
             if cap is not None and first + len(picked) >= cap:
@@ -301,16 +296,10 @@ class CompiledSearch:
 
     def _any_new(self, rows: Any, count: int) -> bool:
         """Whether any of rows[:count] is in neither the table nor the disk."""
-        if self.disk is None or not self.disk.count:
-            return self.table.any_new(rows, count)
         missing = self.table.missing(rows, count)
-        if not len(missing):
-            return False
-        keys = np.empty(len(missing), dtype=np.uint64)
-        checks = np.empty(len(missing), dtype=np.uint32)
-        fingerprints(rows, missing, keys, checks)
-        order = np.argsort(keys, kind="stable")
-        return not bool(self.disk.contains(keys[order], checks[order]).all())
+        if not len(missing) or self.disk is None or not self.disk.count:
+            return bool(len(missing))
+        return not bool(self.disk.holds(*fingerprints(rows, missing)).all())
 
     # -- the visited set past the memory bound -------------------------------------------
 
@@ -334,9 +323,7 @@ class CompiledSearch:
         keys = np.concatenate([k for k, _ in pending])
         checks = np.concatenate([c for _, c in pending])
         assert len(keys) == n, (len(keys), n)
-        order = np.argsort(keys, kind="stable")
-        dup = np.empty(n, dtype=np.bool_)
-        dup[order] = self.disk.contains(keys[order], checks[order])
+        dup = self.disk.holds(keys, checks)
         if not dup.any():
             return
         keep = ~dup

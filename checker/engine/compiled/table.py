@@ -121,42 +121,30 @@ def insert(
     return i, new, used
 
 
-@njit(cache=True)
-def contains_any(table: Any, kept: Any, exact: bool, rows: Any, count: int) -> bool:
-    """Whether any of rows[:count] is not in the table (a depth bound's question)."""
+@njit(cache=True, inline="always")
+def _holds(table: Any, kept: Any, exact: bool, rows: Any, i: int) -> bool:
+    """Whether the table holds rows[i] (its hash and check; with `exact`, the row)."""
     mask = np.uint64(table.shape[0] - 1)
-    for i in range(count):
-        fp = _fingerprint(rows, i)
-        check = np.uint32(0) if exact else _check(rows, i)
-        slot = fp & mask
-        while True:
-            held = table[slot]
-            if held == 0:
-                return True
-            if held == fp and _same(kept, slot, exact, rows, i, check):
-                break
-            slot = (slot + np.uint64(1)) & mask
-    return False
+    fp = _fingerprint(rows, i)
+    check = np.uint32(0) if exact else _check(rows, i)
+    slot = fp & mask
+    while True:
+        held = table[slot]
+        if held == 0:
+            return False
+        if held == fp and _same(kept, slot, exact, rows, i, check):
+            return True
+        slot = (slot + np.uint64(1)) & mask
 
 
 @njit(cache=True)
 def _missing(table: Any, kept: Any, exact: bool, rows: Any, count: int, out: Any) -> int:
     """The indices of rows[:count] not in the table, into `out`; how many."""
-    mask = np.uint64(table.shape[0] - 1)
     n = 0
     for i in range(count):
-        fp = _fingerprint(rows, i)
-        check = np.uint32(0) if exact else _check(rows, i)
-        slot = fp & mask
-        while True:
-            held = table[slot]
-            if held == 0:
-                out[n] = i
-                n += 1
-                break
-            if held == fp and _same(kept, slot, exact, rows, i, check):
-                break
-            slot = (slot + np.uint64(1)) & mask
+        if not _holds(table, kept, exact, rows, i):
+            out[n] = i
+            n += 1
     return n
 
 
@@ -177,11 +165,18 @@ def rehash(old: Any, old_kept: Any, table: Any, kept: Any, exact: bool) -> None:
 
 
 @njit(cache=True)
-def fingerprints(rows: Any, picked: Any, keys: Any, checks: Any) -> None:
-    """The hash and check of rows[picked[k]] in keys[k] and checks[k] (for the disk set)."""
+def _fingerprints(rows: Any, picked: Any, keys: Any, checks: Any) -> None:
     for k in range(picked.shape[0]):
         keys[k] = _fingerprint(rows, picked[k])
         checks[k] = _check(rows, picked[k])
+
+
+def fingerprints(rows: Any, picked: Any) -> tuple[Any, Any]:
+    """The hashes and checks of rows[picked], in that order (for the disk set)."""
+    keys = np.empty(len(picked), dtype=np.uint64)
+    checks = np.empty(len(picked), dtype=np.uint32)
+    _fingerprints(rows, picked, keys, checks)
+    return keys, checks
 
 
 @njit(cache=True)
@@ -262,9 +257,6 @@ class Table:
     @property
     def full(self) -> bool:
         return self.used >= self.limit
-
-    def any_new(self, rows: Any, count: int) -> bool:
-        return bool(contains_any(self.slots, self.kept, self.exact, rows, count))
 
     def missing(self, rows: Any, count: int) -> Any:
         """The indices of rows[:count] the table does not hold."""
